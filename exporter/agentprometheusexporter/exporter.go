@@ -85,7 +85,6 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	return nil
 }
 
-
 // shutdown stops the server and waits until its listener is closed, so the
 // port can be bound again by the next Start.
 func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {

@@ -1,0 +1,66 @@
+# statsgate: build, run and test the gateway collector distribution.
+#
+#   make run       build the distro if needed and start it on testdata/gateway.yaml
+#   make test      unit tests (with -race) plus a smoke test of the built distro
+#
+# Needs only Go: the tools below are installed into .tools/ on first use.
+
+SHELL := /usr/bin/env bash
+GO    ?= go
+
+TOOLS_DIR       := $(CURDIR)/.tools
+BUILDER_VERSION := v0.164.0
+BUILDER         := $(TOOLS_DIR)/builder-$(BUILDER_VERSION)
+
+DISTRO := _build/otelcol-statsgate
+CONFIG ?= testdata/gateway.yaml
+
+# Everything the distro is built from: a change to any of it rebuilds.
+DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
+	$(shell find processor exporter -type f \( -name '*.go' -o -name '*.yaml' \) -not -name '*_test.go' 2>/dev/null)
+
+COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
+
+.PHONY: all build run test unit smoke generate lint bench clean
+
+all: lint test
+
+## build: assemble otelcol-statsgate with the collector builder into $(DISTRO)
+build: $(DISTRO)
+
+$(DISTRO): $(BUILDER) $(DISTRO_SOURCES)
+	$(BUILDER) --config builder-config.yaml
+	@touch $@
+
+$(BUILDER):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
+	mv $(TOOLS_DIR)/builder $@
+
+## run: start the gateway in the foreground on $(CONFIG)
+run: $(DISTRO)
+	./$(DISTRO) --config $(CONFIG)
+
+## test: unit tests with the race detector, then the smoke test of the built distro
+test: unit smoke
+
+unit:
+	$(GO) test -race ./...
+
+smoke: $(DISTRO)
+	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
+
+## generate: regenerate the mdatagen output of both components
+generate:
+	@for c in $(COMPONENTS); do (cd $$c && $(GO) generate ./...) || exit 1; done
+
+## lint: gofmt and go vet
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+bench:
+	@echo "no benchmarks yet"
+
+clean:
+	rm -rf _build

@@ -1,0 +1,158 @@
+// Package smoke runs the built otelcol-statsgate distribution the way an
+// operator does: validate the default config, list the components, start it,
+// push one OTLP request with the OpenTelemetry Go SDK exporter, and check the
+// health and /metrics endpoints.
+//
+// It needs the binary: `make test` builds it and sets STATSGATE_BINARY.
+package smoke
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
+	"go.opentelemetry.io/otel/sdk/instrumentation"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.opentelemetry.io/otel/sdk/resource"
+)
+
+var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
+
+func binary(t *testing.T) string {
+	t.Helper()
+	bin := os.Getenv("STATSGATE_BINARY")
+	if bin == "" {
+		t.Skip("STATSGATE_BINARY is not set; run `make test`, which builds the distro first")
+	}
+	return bin
+}
+
+func TestValidateDefaultConfig(t *testing.T) {
+	out, err := exec.Command(binary(t), "validate", "--config", gatewayConfig).CombinedOutput()
+	require.NoError(t, err, "validate failed:\n%s", out)
+}
+
+func TestValidateNamesMisspeltKeys(t *testing.T) {
+	gateway, err := os.ReadFile(gatewayConfig)
+	require.NoError(t, err)
+	tests := []struct{ name, from, to, key string }{
+		{"exporter", "    endpoint: ${env:STATSGATE_METRICS_ENDPOINT", "    endpiont: ${env:STATSGATE_METRICS_ENDPOINT", "endpiont"},
+		{"processor", "  grpcstats:\n", "  grpcstats:\n    traget: grpc\n", "traget"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, string(gateway), tt.from)
+			cfg := filepath.Join(t.TempDir(), "gateway.yaml")
+			require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(gateway), tt.from, tt.to, 1)), 0o600))
+			out, err := exec.Command(binary(t), "validate", "--config", cfg).CombinedOutput()
+			require.Error(t, err, "validate accepted a misspelt key:\n%s", out)
+			assert.Contains(t, string(out), "invalid keys: "+tt.key)
+		})
+	}
+}
+
+func TestComponentsListsOurs(t *testing.T) {
+	out, err := exec.Command(binary(t), "components").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "name: grpcstats")
+	assert.Contains(t, string(out), "name: agentprometheus")
+}
+
+func TestGatewayServes(t *testing.T) {
+	bin := binary(t)
+	otlpGRPC, otlpHTTP, metrics, health := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	_, telemetryPort, err := net.SplitHostPort(freeAddr(t))
+	require.NoError(t, err)
+
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "--config", gatewayConfig)
+	cmd.Env = append(os.Environ(),
+		"STATSGATE_OTLP_GRPC_ENDPOINT="+otlpGRPC,
+		"STATSGATE_OTLP_HTTP_ENDPOINT="+otlpHTTP,
+		"STATSGATE_METRICS_ENDPOINT="+metrics,
+		"STATSGATE_HEALTH_ENDPOINT="+health,
+		"STATSGATE_TELEMETRY_PORT="+telemetryPort,
+	)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			assert.NoError(t, err, "gateway did not exit cleanly")
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Error("gateway did not stop within 15s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("gateway output:\n%s", logs.String())
+		}
+	})
+
+	require.Eventually(t, func() bool {
+		return statusOf("http://"+health+"/") == http.StatusOK
+	}, 30*time.Second, 100*time.Millisecond, "health check never answered 200")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(otlpGRPC), otlpmetricgrpc.WithInsecure())
+	require.NoError(t, err)
+	require.NoError(t, exp.Export(ctx, oneGauge()), "OTLP export to the gateway failed")
+	require.NoError(t, exp.Shutdown(ctx))
+
+	assert.Equal(t, http.StatusOK, statusOf("http://"+metrics+"/metrics"))
+}
+
+// oneGauge is the smallest useful OTLP request: one resource, one gauge point.
+func oneGauge() *metricdata.ResourceMetrics {
+	now := time.Now()
+	return &metricdata.ResourceMetrics{
+		Resource: resource.NewSchemaless(attribute.String("service.name", "smoke")),
+		ScopeMetrics: []metricdata.ScopeMetrics{{
+			Scope: instrumentation.Scope{Name: "statsgate/smoke"},
+			Metrics: []metricdata.Metrics{{
+				Name: "smoke.temperature",
+				Unit: "Cel",
+				Data: metricdata.Gauge[float64]{DataPoints: []metricdata.DataPoint[float64]{{
+					Attributes: attribute.NewSet(attribute.String("room", "lab")),
+					Time:       now,
+					Value:      21.5,
+				}}},
+			}},
+		}},
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func statusOf(url string) int {
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
