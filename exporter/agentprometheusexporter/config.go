@@ -2,7 +2,10 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 
 import (
 	"errors"
+	"fmt"
+	"time"
 
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
@@ -14,6 +17,35 @@ import (
 // conventionally serve on.
 const defaultEndpoint = "localhost:9464"
 
+// TranslationStrategy selects how OTLP names become Prometheus names; the
+// values are those of contrib's prometheusexporter.
+type TranslationStrategy string
+
+const (
+	UnderscoreEscapingWithSuffixes    TranslationStrategy = "UnderscoreEscapingWithSuffixes"
+	UnderscoreEscapingWithoutSuffixes TranslationStrategy = "UnderscoreEscapingWithoutSuffixes"
+	NoUTF8EscapingWithSuffixes        TranslationStrategy = "NoUTF8EscapingWithSuffixes"
+	NoTranslation                     TranslationStrategy = "NoTranslation"
+)
+
+// withSuffixes and utf8Allowed map a strategy onto otlptranslator's namers.
+func (s TranslationStrategy) withSuffixes() bool {
+	return s == UnderscoreEscapingWithSuffixes || s == NoUTF8EscapingWithSuffixes
+}
+
+func (s TranslationStrategy) utf8Allowed() bool {
+	return s == NoUTF8EscapingWithSuffixes || s == NoTranslation
+}
+
+// ResourceToTelemetryConversion copies every resource attribute onto every
+// data point, as contrib's resource_to_telemetry_conversion does.
+type ResourceToTelemetryConversion struct {
+	Enabled bool `mapstructure:"enabled"`
+	// ExcludeServiceAttributes leaves out service.name, service.namespace and
+	// service.instance.id, which already become job and instance.
+	ExcludeServiceAttributes bool `mapstructure:"exclude_service_attributes"`
+}
+
 // Config defines the configuration of the agentprometheus exporter.
 type Config struct {
 	// Server holds the HTTP server settings of the /metrics endpoint
@@ -22,6 +54,33 @@ type Config struct {
 	// would promote confighttp.ServerConfig's Unmarshal onto Config and
 	// replace this component's decoding with the server's.
 	Server confighttp.ServerConfig `mapstructure:",squash"`
+
+	// Namespace prefixes every metric name.
+	Namespace string `mapstructure:"namespace"`
+	// ConstLabels are added to every series.
+	ConstLabels map[string]string `mapstructure:"const_labels"`
+	// SendTimestamps exposes each point's own timestamp.
+	SendTimestamps bool `mapstructure:"send_timestamps"`
+	// MetricExpiration removes series not updated for this long.
+	MetricExpiration time.Duration `mapstructure:"metric_expiration"`
+	// ResourceToTelemetryConversion turns every resource attribute into a label.
+	ResourceToTelemetryConversion ResourceToTelemetryConversion `mapstructure:"resource_to_telemetry_conversion"`
+	// ResourceLabels lists the resource attributes promoted to labels on every
+	// series of their resource: the targeted alternative to the conversion above.
+	ResourceLabels []string `mapstructure:"resource_labels"`
+	// EnableOpenMetrics allows the OpenMetrics format when a scraper asks for it.
+	EnableOpenMetrics bool `mapstructure:"enable_open_metrics"`
+	// WithoutScopeInfo leaves out the otel_scope_* labels.
+	WithoutScopeInfo bool `mapstructure:"without_scope_info"`
+	// TranslationStrategy chooses name escaping and suffixes.
+	TranslationStrategy TranslationStrategy `mapstructure:"translation_strategy"`
+
+	// MaxSeries bounds the series held in all; a new series beyond it is refused.
+	MaxSeries int `mapstructure:"max_series"`
+	// MaxSeriesPerResource bounds the series of one resource (job, instance).
+	MaxSeriesPerResource int `mapstructure:"max_series_per_resource"`
+	// MaxDescriptors bounds the descriptor cache.
+	MaxDescriptors int `mapstructure:"max_descriptors"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -41,11 +100,39 @@ func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	return conf.Unmarshal(cfg)
 }
 
-// Validate checks that the configuration is usable.
+// Validate checks that the configuration is usable; each error names its option.
 func (cfg *Config) Validate() error {
 	var errs []error
 	if cfg.Server.NetAddr.Endpoint == "" {
 		errs = append(errs, errors.New("endpoint: must not be empty"))
+	}
+	if cfg.MetricExpiration <= 0 {
+		errs = append(errs, fmt.Errorf("metric_expiration: must be positive, got %v", cfg.MetricExpiration))
+	}
+	switch cfg.TranslationStrategy {
+	case UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation:
+	default:
+		errs = append(errs, fmt.Errorf("translation_strategy: unknown value %q (want one of %s, %s, %s, %s)", cfg.TranslationStrategy,
+			UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation))
+	}
+	if cfg.MaxSeries <= 0 {
+		errs = append(errs, fmt.Errorf("max_series: must be positive, got %d", cfg.MaxSeries))
+	}
+	if cfg.MaxSeriesPerResource <= 0 {
+		errs = append(errs, fmt.Errorf("max_series_per_resource: must be positive, got %d", cfg.MaxSeriesPerResource))
+	}
+	if cfg.MaxDescriptors <= 0 {
+		errs = append(errs, fmt.Errorf("max_descriptors: must be positive, got %d", cfg.MaxDescriptors))
+	}
+	for name := range cfg.ConstLabels {
+		if !model.LabelName(name).IsValidLegacy() {
+			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid Prometheus label name", name))
+		}
+	}
+	for i, attr := range cfg.ResourceLabels {
+		if attr == "" {
+			errs = append(errs, fmt.Errorf("resource_labels[%d]: must not be empty", i))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -53,5 +140,13 @@ func (cfg *Config) Validate() error {
 func createDefaultConfig() component.Config {
 	server := confighttp.NewDefaultServerConfig()
 	server.NetAddr.Endpoint = defaultEndpoint
-	return &Config{Server: server}
+	return &Config{
+		Server:               server,
+		ConstLabels:          map[string]string{},
+		MetricExpiration:     5 * time.Minute,
+		TranslationStrategy:  UnderscoreEscapingWithSuffixes,
+		MaxSeries:            1_000_000,
+		MaxSeriesPerResource: 50_000,
+		MaxDescriptors:       10_000,
+	}
 }

@@ -4,61 +4,192 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 // metricsPath is where the exposition is served, as Prometheus expects by default.
 const metricsPath = "/metrics"
 
+// conflictLogInterval bounds how often type conflicts are logged.
+const conflictLogInterval = 10 * time.Second
+
+// clock is the time source of expiry; tests replace it to expire series
+// without waiting.
+type clock struct {
+	now       func() time.Time
+	newTicker func(time.Duration) (<-chan time.Time, func())
+}
+
+var wallClock = clock{
+	now: time.Now,
+	newTicker: func(d time.Duration) (<-chan time.Time, func()) {
+		t := time.NewTicker(d)
+		return t.C, t.Stop
+	},
+}
+
 type agentPrometheusExporter struct {
 	cfg       *Config
 	set       exporter.Settings
 	telemetry *metadata.TelemetryBuilder
-	gatherer  prometheus.Gatherer
+	clock     clock
 
-	// mu guards server and serveDone across Start and Shutdown.
-	mu        sync.Mutex
-	server    *http.Server
-	serveDone chan struct{}
+	store *store.Store
+	descs *descriptors.Cache
+	conv  *convert.Converter
+	expo  exposition.Options
+
+	// attribute options prepared once so that recording does not allocate
+	reasonOpts [convert.NumReasons]metric.AddOption
+	expiredOpt metric.AddOption
+	endedOpt   metric.AddOption
+
+	lastConflictLog time.Time
+	conflictMu      sync.Mutex
+
+	// mu guards the server and the sweeper across Start and Shutdown.
+	mu         sync.Mutex
+	server     *http.Server
+	serveDone  chan struct{}
+	stopSweep  chan struct{}
+	sweepDone  chan struct{}
 }
 
-func newAgentPrometheusExporter(set exporter.Settings, cfg *Config) (*agentPrometheusExporter, error) {
+func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (*agentPrometheusExporter, error) {
 	tb, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
 		return nil, err
 	}
-	return &agentPrometheusExporter{
+	descs, err := descriptors.NewCache(cfg.MaxDescriptors)
+	if err != nil {
+		return nil, err
+	}
+	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource)
+	conv := convert.New(convert.Options{
+		Namespace:                cfg.Namespace,
+		ConstLabels:              cfg.ConstLabels,
+		ResourceToTelemetry:      cfg.ResourceToTelemetryConversion.Enabled,
+		ExcludeServiceAttributes: cfg.ResourceToTelemetryConversion.ExcludeServiceAttributes,
+		ResourceLabels:           cfg.ResourceLabels,
+		WithoutScopeInfo:         cfg.WithoutScopeInfo,
+		WithSuffixes:             cfg.TranslationStrategy.withSuffixes(),
+		UTF8Allowed:              cfg.TranslationStrategy.utf8Allowed(),
+	}, st, descs, func() int64 { return clk.now().UnixNano() })
+	e := &agentPrometheusExporter{
 		cfg:       cfg,
 		set:       set,
 		telemetry: tb,
-		gatherer:  prometheus.NewRegistry(),
-	}, nil
+		clock:     clk,
+		store:     st,
+		descs:     descs,
+		conv:      conv,
+		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName},
+	}
+	for r := range e.reasonOpts {
+		e.reasonOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))
+	}
+	e.expiredOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
+	e.endedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
+	if err := e.registerGauges(); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
-// handler serves the exposition with promhttp's content negotiation and
-// compression, and records how long each scrape took.
-func (e *agentPrometheusExporter) handler() http.Handler {
-	metrics := promhttp.HandlerFor(e.gatherer, promhttp.HandlerOpts{
-		ErrorLog: zap.NewStdLog(e.set.Logger),
-	})
-	mux := http.NewServeMux()
-	mux.HandleFunc(metricsPath, func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		metrics.ServeHTTP(w, r)
-		e.telemetry.ExporterAgentprometheusScrapeDuration.Record(r.Context(), time.Since(start).Seconds())
-	})
-	return mux
+func (e *agentPrometheusExporter) registerGauges() error {
+	observe := func(f func() int64) metric.Int64Callback {
+		return func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(f())
+			return nil
+		}
+	}
+	hits := func() int64 { h, _, _ := e.descs.Stats(); return h }
+	misses := func() int64 { _, m, _ := e.descs.Stats(); return m }
+	evictions := func() int64 { _, _, ev := e.descs.Stats(); return ev }
+	return errors.Join(
+		e.telemetry.RegisterExporterAgentprometheusSeriesActiveCallback(observe(e.store.SeriesCount)),
+		e.telemetry.RegisterExporterAgentprometheusDescriptorsCachedCallback(observe(func() int64 { return int64(e.descs.Len()) })),
+		e.telemetry.RegisterExporterAgentprometheusDescriptorCacheHitsCallback(observe(hits)),
+		e.telemetry.RegisterExporterAgentprometheusDescriptorCacheMissesCallback(observe(misses)),
+		e.telemetry.RegisterExporterAgentprometheusDescriptorCacheEvictionsCallback(observe(evictions)),
+	)
+}
+
+// consumeMetrics stores the batch; it never fails, since what cannot be
+// stored is dropped point by point and counted.
+func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	stats := e.conv.ConsumeMetrics(md)
+	if stats.Created > 0 {
+		e.telemetry.ExporterAgentprometheusSeriesCreated.Add(ctx, stats.Created)
+	}
+	if stats.Removed > 0 {
+		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(ctx, stats.Removed, e.endedOpt)
+	}
+	for r, n := range stats.Dropped {
+		if n == 0 {
+			continue
+		}
+		switch reason := convert.Reason(r); reason {
+		case convert.RefusedMaxSeries, convert.RefusedMaxSeriesPerResource:
+			e.telemetry.ExporterAgentprometheusSeriesRefused.Add(ctx, n, e.reasonOpts[r])
+		default:
+			e.telemetry.ExporterAgentprometheusPointsDropped.Add(ctx, n, e.reasonOpts[r])
+		}
+	}
+	if len(stats.Conflicts) > 0 {
+		e.logConflicts(stats)
+	}
+	return nil
+}
+
+func (e *agentPrometheusExporter) logConflicts(stats convert.Stats) {
+	e.conflictMu.Lock()
+	defer e.conflictMu.Unlock()
+	if now := e.clock.now(); now.Sub(e.lastConflictLog) >= conflictLogInterval {
+		e.lastConflictLog = now
+		e.set.Logger.Warn("Dropped points whose type conflicts with the family's first type; more conflicts are not logged for a while",
+			zap.Strings("families", stats.Conflicts),
+			zap.Int64("points", stats.Dropped[convert.TypeConflict]))
+	}
+}
+
+// sweepInterval is how often expired series are removed: often enough that
+// a series outlives metric_expiration by at most a quarter of it.
+func sweepInterval(expiration time.Duration) time.Duration {
+	return min(max(expiration/4, time.Second), time.Minute)
+}
+
+// sweep removes expired series in the background, whether or not anyone scrapes.
+func (e *agentPrometheusExporter) sweep(tick <-chan time.Time, stop func(), quit, done chan struct{}) {
+	defer close(done)
+	defer stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-tick:
+			cutoff := e.clock.now().Add(-e.cfg.MetricExpiration).UnixNano()
+			if n := e.store.Sweep(cutoff); n > 0 {
+				e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.expiredOpt)
+			}
+		}
+	}
 }
 
 func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host) error {
@@ -68,29 +199,38 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	if err != nil {
 		return err
 	}
-	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, e.handler())
+	mux := http.NewServeMux()
+	mux.HandleFunc(metricsPath, e.serveMetrics)
+	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
 	if err != nil {
-		_ = ln.Close()
-		return err
+		return errors.Join(err, ln.Close())
 	}
-	done := make(chan struct{})
-	go func() {
+	e.server, e.serveDone = srv, make(chan struct{})
+	go func(done chan struct{}) {
 		defer close(done)
 		if serr := srv.Serve(ln); serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 			componentstatus.ReportStatus(host, componentstatus.NewFatalErrorEvent(serr))
 		}
-	}()
-	e.server, e.serveDone = srv, done
+	}(e.serveDone)
+
+	tick, stop := e.clock.newTicker(sweepInterval(e.cfg.MetricExpiration))
+	e.stopSweep, e.sweepDone = make(chan struct{}), make(chan struct{})
+	go e.sweep(tick, stop, e.stopSweep, e.sweepDone)
+
 	e.set.Logger.Info("Serving metrics", zap.String("endpoint", ln.Addr().String()), zap.String("path", metricsPath))
 	return nil
 }
 
-// shutdown stops the server and waits until its listener is closed, so the
-// port can be bound again by the next Start.
+// shutdown stops the sweeper and the server and waits until the listener is
+// closed, so the port can be bound again by the next Start.
 func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	defer e.telemetry.Shutdown()
+	if e.stopSweep != nil {
+		close(e.stopSweep)
+		<-e.sweepDone
+		e.stopSweep, e.sweepDone = nil, nil
+	}
 	if e.server == nil {
 		return nil
 	}
@@ -104,6 +244,14 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	return err
 }
 
-func (e *agentPrometheusExporter) consumeMetrics(context.Context, pmetric.Metrics) error {
-	return nil
+// formatName labels a negotiated format in self-telemetry.
+func formatName(contentType string) string {
+	switch {
+	case strings.HasPrefix(contentType, "application/openmetrics-text"):
+		return "openmetrics"
+	case strings.HasPrefix(contentType, "application/vnd.google.protobuf"):
+		return "protobuf"
+	default:
+		return "text"
+	}
 }

@@ -21,7 +21,7 @@ func NewFactory() exporter.Factory {
 }
 
 func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
-	exp, err := newAgentPrometheusExporter(set, cfg.(*Config))
+	exp, err := newAgentPrometheusExporter(set, cfg.(*Config), wallClock)
 	if err != nil {
 		return nil, err
 	}

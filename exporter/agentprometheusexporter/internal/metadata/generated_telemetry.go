@@ -3,10 +3,12 @@
 package metadata
 
 import (
+	"context"
 	"errors"
 	"sync"
 
 	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/embedded"
 	"go.opentelemetry.io/otel/trace"
 
 	"go.opentelemetry.io/collector/component"
@@ -23,10 +25,19 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                                 metric.Meter
-	mu                                    sync.Mutex
-	registrations                         []metric.Registration
-	ExporterAgentprometheusScrapeDuration metric.Float64Histogram
+	meter                                           metric.Meter
+	mu                                              sync.Mutex
+	registrations                                   []metric.Registration
+	ExporterAgentprometheusDescriptorCacheEvictions metric.Int64ObservableCounter
+	ExporterAgentprometheusDescriptorCacheHits      metric.Int64ObservableCounter
+	ExporterAgentprometheusDescriptorCacheMisses    metric.Int64ObservableCounter
+	ExporterAgentprometheusDescriptorsCached        metric.Int64ObservableGauge
+	ExporterAgentprometheusPointsDropped            metric.Int64Counter
+	ExporterAgentprometheusScrapeDuration           metric.Float64Histogram
+	ExporterAgentprometheusSeriesActive             metric.Int64ObservableGauge
+	ExporterAgentprometheusSeriesCreated            metric.Int64Counter
+	ExporterAgentprometheusSeriesRefused            metric.Int64Counter
+	ExporterAgentprometheusSeriesRemoved            metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -38,6 +49,91 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterExporterAgentprometheusDescriptorCacheEvictionsCallback sets callback for observable ExporterAgentprometheusDescriptorCacheEvictions metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusDescriptorCacheEvictionsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusDescriptorCacheEvictions, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusDescriptorCacheEvictions)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusDescriptorCacheHitsCallback sets callback for observable ExporterAgentprometheusDescriptorCacheHits metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusDescriptorCacheHitsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusDescriptorCacheHits, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusDescriptorCacheHits)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusDescriptorCacheMissesCallback sets callback for observable ExporterAgentprometheusDescriptorCacheMisses metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusDescriptorCacheMissesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusDescriptorCacheMisses, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusDescriptorCacheMisses)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusDescriptorsCachedCallback sets callback for observable ExporterAgentprometheusDescriptorsCached metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusDescriptorsCachedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusDescriptorsCached, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusDescriptorsCached)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusSeriesActiveCallback sets callback for observable ExporterAgentprometheusSeriesActive metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusSeriesActiveCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusSeriesActive, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusSeriesActive)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+type observerInt64 struct {
+	embedded.Int64Observer
+	inst metric.Int64Observable
+	obs  metric.Observer
+}
+
+func (oi *observerInt64) Observe(value int64, opts ...metric.ObserveOption) {
+	oi.obs.ObserveInt64(oi.inst, value, opts...)
 }
 
 // Shutdown unregister all registered callbacks for async instruments.
@@ -58,11 +154,65 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExporterAgentprometheusDescriptorCacheEvictions, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_descriptor_cache_evictions",
+		metric.WithDescription("Descriptors evicted because the cache reached max_descriptors. [Development]"),
+		metric.WithUnit("{descriptor}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusDescriptorCacheHits, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_descriptor_cache_hits",
+		metric.WithDescription("Descriptor cache lookups that found a descriptor. [Development]"),
+		metric.WithUnit("{lookup}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusDescriptorCacheMisses, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_descriptor_cache_misses",
+		metric.WithDescription("Descriptor cache lookups that built a new descriptor. [Development]"),
+		metric.WithUnit("{lookup}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusDescriptorsCached, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_descriptors_cached",
+		metric.WithDescription("Number of label descriptors in the cache. [Development]"),
+		metric.WithUnit("{descriptor}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusPointsDropped, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_points_dropped",
+		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order). [Development]"),
+		metric.WithUnit("{point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusScrapeDuration, err = builder.meter.Float64Histogram(
 		"otelcol_exporter_agentprometheus_scrape_duration",
 		metric.WithDescription("Time taken to serve one scrape of the metrics endpoint. [Development]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusSeriesActive, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_series_active",
+		metric.WithDescription("Number of series held for scrapes. [Development]"),
+		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusSeriesCreated, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_series_created",
+		metric.WithDescription("Number of series created. [Development]"),
+		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusSeriesRefused, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_series_refused",
+		metric.WithDescription("Number of new series refused because a limit was reached (reason max_series or max_series_per_resource). [Development]"),
+		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusSeriesRemoved, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_series_removed",
+		metric.WithDescription("Number of series removed (reason expired, or no_recorded_value when a point flagged the series as ended). [Development]"),
+		metric.WithUnit("{series}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -1,0 +1,156 @@
+package agentprometheusexporter
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+)
+
+// fakeClock is a clock the test moves by hand; Tick fires the sweeper.
+type fakeClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	tick chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), tick: make(chan time.Time)}
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *fakeClock) clock() clock {
+	return clock{now: c.now, newTicker: func(time.Duration) (<-chan time.Time, func()) { return c.tick, func() {} }}
+}
+
+// testExporter is a started exporter on a free loopback port.
+type testExporter struct {
+	t        *testing.T
+	exp      *agentPrometheusExporter
+	endpoint string
+	clock    *fakeClock
+}
+
+func startExporter(t *testing.T, configure func(*Config)) *testExporter {
+	t.Helper()
+	cfg := createDefaultConfig().(*Config)
+	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	if configure != nil {
+		configure(cfg)
+	}
+	require.NoError(t, cfg.Validate())
+	clk := newFakeClock()
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, clk.clock())
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	t.Cleanup(func() { require.NoError(t, exp.shutdown(context.Background())) })
+	return &testExporter{t: t, exp: exp, endpoint: cfg.Server.NetAddr.Endpoint, clock: clk}
+}
+
+func (te *testExporter) consume(md pmetric.Metrics) {
+	te.t.Helper()
+	require.NoError(te.t, te.exp.consumeMetrics(context.Background(), md))
+}
+
+// sweep runs one expiry pass of the background sweeper and waits for it.
+func (te *testExporter) sweep() {
+	te.clock.tick <- te.clock.now()
+	// A second send returns once the first tick has been handled.
+	te.clock.tick <- te.clock.now()
+}
+
+// scrapeRaw fetches /metrics with the given Accept header.
+func (te *testExporter) scrapeRaw(accept string) (string, http.Header) {
+	te.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
+	require.NoError(te.t, err)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(te.t, err)
+	defer resp.Body.Close()
+	require.Equal(te.t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(te.t, err)
+	return string(body), resp.Header
+}
+
+// scrape fetches the text format and parses it with expfmt; a scrape that
+// does not parse fails the test.
+func (te *testExporter) scrape() map[string]*dto.MetricFamily {
+	te.t.Helper()
+	body, _ := te.scrapeRaw("text/plain;version=0.0.4")
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(te.t, err, "exposition does not parse:\n%s", body)
+	return families
+}
+
+// samples flattens families into "name{sorted labels} value" lines.
+func samples(families map[string]*dto.MetricFamily) []string {
+	var out []string
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			labels := labelString(m.GetLabel())
+			switch mf.GetType() {
+			case dto.MetricType_COUNTER:
+				out = append(out, name+labels+" "+formatFloat(m.GetCounter().GetValue()))
+			case dto.MetricType_GAUGE:
+				out = append(out, name+labels+" "+formatFloat(m.GetGauge().GetValue()))
+			case dto.MetricType_UNTYPED:
+				out = append(out, name+labels+" "+formatFloat(m.GetUntyped().GetValue()))
+			case dto.MetricType_HISTOGRAM:
+				h := m.GetHistogram()
+				for _, b := range h.GetBucket() {
+					out = append(out, name+"_bucket"+labels+" le="+formatFloat(b.GetUpperBound())+" "+formatFloat(float64(b.GetCumulativeCount())))
+				}
+				out = append(out, name+"_sum"+labels+" "+formatFloat(h.GetSampleSum()), name+"_count"+labels+" "+formatFloat(float64(h.GetSampleCount())))
+			case dto.MetricType_SUMMARY:
+				s := m.GetSummary()
+				for _, q := range s.GetQuantile() {
+					out = append(out, name+labels+" quantile="+formatFloat(q.GetQuantile())+" "+formatFloat(q.GetValue()))
+				}
+				out = append(out, name+"_sum"+labels+" "+formatFloat(s.GetSampleSum()), name+"_count"+labels+" "+formatFloat(float64(s.GetSampleCount())))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func labelString(pairs []*dto.LabelPair) string {
+	parts := make([]string, 0, len(pairs))
+	for _, p := range pairs {
+		parts = append(parts, p.GetName()+"="+p.GetValue())
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+func formatFloat(f float64) string { return model.SampleValue(f).String() }

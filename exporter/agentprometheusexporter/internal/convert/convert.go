@@ -1,0 +1,248 @@
+// Package convert turns OTLP metrics into series in the store, with the names
+// and labels contrib's prometheusexporter gives the same input.
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// Options are the naming and labelling settings of the exporter.
+type Options struct {
+	Namespace                string
+	ConstLabels              map[string]string
+	ResourceToTelemetry      bool
+	ExcludeServiceAttributes bool
+	ResourceLabels           []string
+	WithoutScopeInfo         bool
+	WithSuffixes             bool
+	UTF8Allowed              bool
+}
+
+const (
+	serviceName       = "service.name"
+	serviceNamespace  = "service.namespace"
+	serviceInstanceID = "service.instance.id"
+)
+
+// Converter writes OTLP batches into a store. It is safe for concurrent use.
+type Converter struct {
+	opts        Options
+	store       *store.Store
+	descs       *descriptors.Cache
+	names       *names
+	bounds      *boundsIntern
+	constLabels []baseLabel
+	// TargetInfoName is the name of the per-resource target_info family.
+	TargetInfoName string
+	now            func() int64
+
+	workers sync.Pool
+}
+
+// New returns a converter writing into st; now is the store clock.
+func New(opts Options, st *store.Store, descs *descriptors.Cache, now func() int64) *Converter {
+	labelNamer := otlptranslator.LabelNamer{
+		UTF8Allowed: opts.UTF8Allowed,
+		// As contrib while its PermissiveLabelSanitization gate is off.
+		PreserveMultipleUnderscores: true,
+	}
+	c := &Converter{
+		opts:  opts,
+		store: st,
+		descs: descs,
+		names: newNames(otlptranslator.MetricNamer{
+			Namespace:          opts.Namespace,
+			WithMetricSuffixes: opts.WithSuffixes,
+			UTF8Allowed:        opts.UTF8Allowed,
+		}, labelNamer),
+		bounds:         newBoundsIntern(),
+		TargetInfoName: otlptranslator.TargetInfoMetricName,
+		now:            now,
+	}
+	if opts.Namespace != "" {
+		if ns, err := labelNamer.Build(opts.Namespace); err == nil {
+			c.TargetInfoName = ns + "_" + c.TargetInfoName
+		}
+	}
+	for name, value := range opts.ConstLabels {
+		c.constLabels = append(c.constLabels, baseLabel{name: name, value: appendEscaped(nil, value)})
+	}
+	slices.SortFunc(c.constLabels, func(a, b baseLabel) int { return cmp.Compare(a.name, b.name) })
+	c.workers.New = func() any { return &worker{c: c} }
+	return c
+}
+
+// ConsumeMetrics stores every data point of md and reports what it did. It
+// keeps nothing of md.
+func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
+	w := c.workers.Get().(*worker)
+	w.now = c.now()
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		rm := rms.At(i)
+		w.resource(rm.Resource().Attributes())
+		sms := rm.ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			sm := sms.At(j)
+			w.scope(sm)
+			ms := sm.Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				w.metric(ms.At(k))
+			}
+		}
+	}
+	out := w.stats
+	if len(out.Conflicts) > 0 {
+		out.Conflicts = slices.Clone(out.Conflicts)
+	}
+	w.stats.reset()
+	w.last = nil
+	c.workers.Put(w)
+	return out
+}
+
+// baseLabel is a label every series of a resource and scope carries.
+type baseLabel struct {
+	name string
+	// override is the resource attribute key under
+	// resource_to_telemetry_conversion: a point attribute with the same key
+	// gives way to it, as contrib copies resource attributes over point ones.
+	override string
+	value    []byte // escaped
+}
+
+// worker holds the scratch state of one ConsumeMetrics call.
+type worker struct {
+	c     *Converter
+	stats Stats
+	now   int64
+
+	res          *store.Resource
+	resourceBase []baseLabel
+	base         []baseLabel
+	baseSig      uint64
+	arena        []byte // backs the values of resourceBase and base
+
+	keys  []string
+	vals  []pcommon.Value
+	pairs []labelPair
+	buf  []byte // the rendered label set of the current point
+	id   descriptors.Identity
+	last *descriptors.Descriptor
+}
+
+func extractJob(attrs pcommon.Map) (string, bool) {
+	name, ok := attrs.Get(serviceName)
+	if !ok {
+		return "", false
+	}
+	if ns, ok := attrs.Get(serviceNamespace); ok {
+		return ns.AsString() + "/" + name.AsString(), true
+	}
+	return name.AsString(), true
+}
+
+func extractInstance(attrs pcommon.Map) (string, bool) {
+	if id, ok := attrs.Get(serviceInstanceID); ok {
+		return id.AsString(), true
+	}
+	return "", false
+}
+
+func isServiceAttribute(k string) bool {
+	return k == serviceName || k == serviceNamespace || k == serviceInstanceID
+}
+
+// resource prepares the labels that come from the resource.
+func (w *worker) resource(attrs pcommon.Map) {
+	job, hasJob := extractJob(attrs)
+	instance, hasInstance := extractInstance(attrs)
+	w.res = w.c.store.Resource(job, instance, w.now)
+	if hasJob && hasInstance {
+		w.buf = w.renderTargetInfo(w.buf[:0], attrs, job, instance)
+		if w.res.TargetInfo() != string(w.buf) {
+			w.res.SetTargetInfo(string(w.buf))
+		}
+	}
+
+	w.arena = w.arena[:0]
+	w.resourceBase = w.resourceBase[:0]
+	add := func(name, override string, v func([]byte) []byte) {
+		start := len(w.arena)
+		w.arena = v(w.arena)
+		w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: override, value: w.arena[start:len(w.arena):len(w.arena)]})
+	}
+	if hasJob {
+		add("job", "", func(b []byte) []byte { return appendEscaped(b, job) })
+	}
+	if hasInstance {
+		add("instance", "", func(b []byte) []byte { return appendEscaped(b, instance) })
+	}
+	for _, key := range w.c.opts.ResourceLabels {
+		v, ok := attrs.Get(key)
+		if !ok {
+			continue
+		}
+		if name, err := w.c.names.label(key); err == nil {
+			add(name, "", func(b []byte) []byte { return appendValue(b, v) })
+		}
+	}
+	if w.c.opts.ResourceToTelemetry {
+		for k, v := range attrs.All() {
+			if w.c.opts.ExcludeServiceAttributes && isServiceAttribute(k) {
+				continue
+			}
+			if name, err := w.c.names.label(k); err == nil {
+				add(name, k, func(b []byte) []byte { return appendValue(b, v) })
+			}
+		}
+	}
+}
+
+// scope completes the base labels with the scope's and the constant ones.
+func (w *worker) scope(sm pmetric.ScopeMetrics) {
+	// Values appended to the arena from here on are the scope's; the
+	// resource's stay in place below them.
+	w.base = append(w.base[:0], w.resourceBase...)
+	if !w.c.opts.WithoutScopeInfo {
+		scope := sm.Scope()
+		add := func(name string, v func([]byte) []byte) {
+			start := len(w.arena)
+			w.arena = v(w.arena)
+			w.base = append(w.base, baseLabel{name: name, value: w.arena[start:len(w.arena):len(w.arena)]})
+		}
+		for k, v := range scope.Attributes().All() {
+			if k == "name" || k == "version" || k == "schema_url" {
+				continue
+			}
+			if name, err := w.c.names.label("otel_scope_" + k); err == nil {
+				add(name, func(b []byte) []byte { return appendValue(b, v) })
+			}
+		}
+		add("otel_scope_name", func(b []byte) []byte { return appendEscaped(b, scope.Name()) })
+		add("otel_scope_version", func(b []byte) []byte { return appendEscaped(b, scope.Version()) })
+		add("otel_scope_schema_url", func(b []byte) []byte { return appendEscaped(b, sm.SchemaUrl()) })
+	}
+	w.base = append(w.base, w.c.constLabels...)
+
+	var d xxhash.Digest
+	d.Reset()
+	for _, b := range w.base {
+		_, _ = d.WriteString(b.name)
+		_, _ = d.Write([]byte{0xff})
+		_, _ = d.WriteString(b.override)
+		_, _ = d.Write([]byte{0xfe})
+	}
+	w.baseSig = d.Sum64()
+	w.last = nil
+}

@@ -1,0 +1,55 @@
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// appendEscaped appends s as a text-format label value: backslash, double
+// quote and newline escaped, invalid UTF-8 replaced by U+FFFD, so that every
+// exposition parses whatever an agent sends.
+func appendEscaped(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == '\\' || c == '"' || c == '\n' {
+			return appendEscapedSlow(b, s)
+		}
+	}
+	return append(b, s...)
+}
+
+func appendEscapedSlow(b []byte, s string) []byte {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '\\':
+			b = append(b, `\\`...)
+		case '"':
+			b = append(b, `\"`...)
+		case '\n':
+			b = append(b, `\n`...)
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// appendValue appends an attribute value as pcommon.Value.AsString renders
+// it, escaped; strings, ints and bools without allocating.
+func appendValue(b []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return appendEscaped(b, v.Str())
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	default:
+		return appendEscaped(b, v.AsString())
+	}
+}

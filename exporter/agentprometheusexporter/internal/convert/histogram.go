@@ -1,0 +1,185 @@
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+import (
+	"encoding/hex"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// histogram stores an explicit-bucket histogram point as cumulative bucket
+// counts; an aligned delta with the same bounds adds to the stored counts.
+func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta bool) {
+	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	if s == nil {
+		return
+	}
+	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
+	start := int64(dp.StartTimestamp())
+	if delta && outcome == store.Updated && start == s.Timestamp && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds) {
+		var cum uint64
+		for i := range s.Histogram.Cumulative {
+			if i < counts.Len() {
+				cum += counts.At(i)
+			}
+			s.Histogram.Cumulative[i] += cum
+		}
+		s.Value += dp.Sum()
+		s.Count += dp.Count()
+		s.Timestamp = int64(dp.Timestamp())
+	} else {
+		s.Histogram = w.c.bounds.fill(s.Histogram, bounds, counts)
+		s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), start, int64(dp.Timestamp())
+	}
+	s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
+}
+
+func boundsEqual(b *store.Bounds, bounds pcommon.Float64Slice) bool {
+	if len(b.Values) != bounds.Len() {
+		return false
+	}
+	for i, v := range b.Values {
+		if bounds.At(i) != v {
+			return false
+		}
+	}
+	return true
+}
+
+// boundsLimit bounds the interned bucket layouts; beyond it each series gets
+// its own copy.
+const boundsLimit = 4096
+
+// boundsIntern shares one Bounds (values and their rendering) between all
+// series with the same bucket layout.
+type boundsIntern struct {
+	mu     sync.Mutex
+	byHash map[uint64]*store.Bounds
+}
+
+func newBoundsIntern() *boundsIntern { return &boundsIntern{byHash: map[uint64]*store.Bounds{}} }
+
+// fill sets h to the cumulative counts of a point, reusing h when its bounds
+// match. Bounds are sorted and de-duplicated, and a bucket's count is taken
+// at the bound's first position, as contrib does.
+func (bi *boundsIntern) fill(h *store.Histogram, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice) *store.Histogram {
+	if h == nil || !boundsEqual(h.Bounds, bounds) || !sortedDistinct(bounds) {
+		b := bi.get(bounds)
+		h = &store.Histogram{Bounds: b, Cumulative: make([]uint64, len(b.Values))}
+	}
+	if sortedDistinct(bounds) {
+		var cum uint64
+		for i := range h.Cumulative {
+			if i < counts.Len() {
+				cum += counts.At(i)
+			}
+			h.Cumulative[i] = cum
+		}
+		return h
+	}
+	first := map[float64]int{}
+	for i := 0; i < bounds.Len(); i++ {
+		if _, ok := first[bounds.At(i)]; !ok {
+			first[bounds.At(i)] = i
+		}
+	}
+	var cum uint64
+	for i, v := range h.Bounds.Values {
+		if j := first[v]; j < counts.Len() {
+			cum += counts.At(j)
+		}
+		h.Cumulative[i] = cum
+	}
+	return h
+}
+
+func sortedDistinct(bounds pcommon.Float64Slice) bool {
+	for i := 1; i < bounds.Len(); i++ {
+		if !(bounds.At(i-1) < bounds.At(i)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (bi *boundsIntern) get(bounds pcommon.Float64Slice) *store.Bounds {
+	values := slices.Clone(bounds.AsRaw())
+	slices.Sort(values)
+	values = slices.Compact(values)
+	var d xxhash.Digest
+	d.Reset()
+	var buf [8]byte
+	for _, v := range values {
+		bits := math.Float64bits(v)
+		for i := range buf {
+			buf[i] = byte(bits >> (8 * i))
+		}
+		_, _ = d.Write(buf[:])
+	}
+	hash := d.Sum64()
+	bi.mu.Lock()
+	defer bi.mu.Unlock()
+	if b, ok := bi.byHash[hash]; ok && slices.Equal(b.Values, values) {
+		return b
+	}
+	b := &store.Bounds{Values: values, Text: make([]string, len(values))}
+	for i, v := range values {
+		b.Text[i] = formatFloat(v)
+	}
+	if len(bi.byHash) < boundsLimit {
+		bi.byHash[hash] = b
+	}
+	return b
+}
+
+// formatFloat renders a float as the text format does.
+func formatFloat(f float64) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	case math.IsNaN(f):
+		return "NaN"
+	default:
+		return strconv.FormatFloat(f, 'g', -1, 64)
+	}
+}
+
+// exemplars replaces dst with the point's exemplars, labelled with their
+// trace and span ids as contrib does.
+func (w *worker) exemplars(dst []store.Exemplar, src pmetric.ExemplarSlice) []store.Exemplar {
+	dst = dst[:0]
+	for i := 0; i < src.Len(); i++ {
+		e := src.At(i)
+		var v float64
+		if e.ValueType() == pmetric.ExemplarValueTypeInt {
+			v = float64(e.IntValue())
+		} else {
+			v = e.DoubleValue()
+		}
+		var labels []byte
+		if span := e.SpanID(); !span.IsEmpty() {
+			labels = append(labels, `span_id="`...)
+			labels = hex.AppendEncode(labels, span[:])
+			labels = append(labels, '"')
+		}
+		if trace := e.TraceID(); !trace.IsEmpty() {
+			if len(labels) > 0 {
+				labels = append(labels, ',')
+			}
+			labels = append(labels, `trace_id="`...)
+			labels = hex.AppendEncode(labels, trace[:])
+			labels = append(labels, '"')
+		}
+		dst = append(dst, store.Exemplar{Labels: string(labels), Value: v, Timestamp: int64(e.Timestamp())})
+	}
+	return dst
+}

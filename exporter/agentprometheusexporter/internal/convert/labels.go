@@ -1,0 +1,194 @@
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// labels renders the label set of a point of family f into w.buf and returns
+// false when an attribute name cannot be translated.
+//
+// The hot path is the memo: consecutive points of a metric nearly always have
+// the same attribute keys, so the previous descriptor is checked first with a
+// few string comparisons; the LRU is consulted only when the keys change.
+func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
+	w.keys, w.vals = w.keys[:0], w.vals[:0]
+	for k, v := range attrs.All() {
+		w.keys = append(w.keys, k)
+		w.vals = append(w.vals, v)
+	}
+	d := w.last
+	if d == nil || d.Family != f.Name || d.BaseSig != w.baseSig || !slices.Equal(d.Keys, w.keys) {
+		if d = w.descriptor(f); d == nil {
+			return false
+		}
+		w.last = d
+	}
+	w.buf = w.render(w.buf[:0], d)
+	return true
+}
+
+// render appends the label set: groups of steps that share a label name,
+// separated by commas; a label whose value is empty is left out, as
+// Prometheus treats an empty label as an absent one.
+func (w *worker) render(b []byte, d *descriptors.Descriptor) []byte {
+	groupStart, valueStart := -1, 0
+	for _, st := range d.Steps {
+		if st.Prefix != "" {
+			b = w.closeGroup(b, groupStart, valueStart)
+			groupStart = len(b)
+			if groupStart > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, st.Prefix...)
+			valueStart = len(b)
+		} else {
+			b = append(b, ';')
+		}
+		if st.Source >= 0 {
+			b = appendValue(b, w.vals[st.Source])
+		} else {
+			b = append(b, w.base[-st.Source-1].value...)
+		}
+	}
+	return w.closeGroup(b, groupStart, valueStart)
+}
+
+func (*worker) closeGroup(b []byte, groupStart, valueStart int) []byte {
+	switch {
+	case groupStart < 0:
+		return b
+	case len(b) == valueStart:
+		return b[:groupStart]
+	default:
+		return append(b, '"')
+	}
+}
+
+// descriptor finds or builds the descriptor of the current keys.
+func (w *worker) descriptor(f *store.Family) *descriptors.Descriptor {
+	w.id = descriptors.Identity{
+		Family: f.Name, Kind: uint8(f.Kind), Unit: f.Unit, Help: f.Help,
+		BaseSig: w.baseSig, Keys: w.keys,
+	}
+	var d xxhash.Digest
+	d.Reset()
+	_, _ = d.WriteString(f.Name)
+	_, _ = d.Write([]byte{0xff, uint8(f.Kind)})
+	_, _ = d.WriteString(f.Unit)
+	_, _ = d.Write([]byte{0xff})
+	_, _ = d.WriteString(f.Help)
+	_, _ = d.Write([]byte{0xff})
+	for _, k := range w.keys {
+		_, _ = d.WriteString(k)
+		_, _ = d.Write([]byte{0xff})
+	}
+	hash := d.Sum64() ^ w.baseSig
+	if desc := w.c.descs.Get(hash, &w.id); desc != nil {
+		return desc
+	}
+	desc := w.buildDescriptor(f)
+	if desc != nil {
+		w.c.descs.Add(hash, desc)
+	}
+	return desc
+}
+
+type planned struct {
+	name   string
+	key    string // original attribute key, orders colliding point attributes
+	source int
+}
+
+// buildDescriptor sanitises the names, orders the labels by name and joins
+// the values of names that collide after sanitisation with ';' — point
+// attributes first, by original key, then the base labels in their order.
+func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
+	var overridden map[string]bool
+	for _, b := range w.base {
+		if b.override != "" {
+			if overridden == nil {
+				overridden = map[string]bool{}
+			}
+			overridden[b.override] = true
+		}
+	}
+	plan := make([]planned, 0, len(w.keys)+len(w.base))
+	for i, k := range w.keys {
+		if overridden[k] {
+			continue
+		}
+		name, err := w.c.names.label(k)
+		if err != nil {
+			return nil
+		}
+		// The bucket and quantile labels belong to the exposition; a point
+		// attribute of that name is kept under Prometheus' exported_ prefix.
+		if (name == "le" && f.Kind == store.KindHistogram) || (name == "quantile" && f.Kind == store.KindSummary) {
+			name = "exported_" + name
+		}
+		plan = append(plan, planned{name: name, key: k, source: i})
+	}
+	slices.SortFunc(plan, func(a, b planned) int { return cmp.Compare(a.key, b.key) })
+	for i, b := range w.base {
+		plan = append(plan, planned{name: b.name, source: -(i + 1)})
+	}
+	slices.SortStableFunc(plan, func(a, b planned) int { return cmp.Compare(a.name, b.name) })
+
+	desc := &descriptors.Descriptor{Identity: w.id, Steps: make([]descriptors.Step, len(plan))}
+	desc.Keys = slices.Clone(w.keys)
+	for i, p := range plan {
+		st := descriptors.Step{Source: p.source}
+		if i == 0 || plan[i-1].name != p.name {
+			st.Prefix = p.name + `="`
+		}
+		desc.Steps[i] = st
+	}
+	return desc
+}
+
+// renderTargetInfo renders the target_info labels of a resource: every
+// attribute but the three that make job and instance, sanitised, colliding
+// names joined with ';' in attribute order, then job and instance, which win
+// over attributes that sanitise to the same names.
+func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance string) []byte {
+	w.pairs = w.pairs[:0]
+	for k, v := range attrs.All() {
+		if isServiceAttribute(k) {
+			continue
+		}
+		if name, err := w.c.names.label(k); err == nil && name != "job" && name != "instance" {
+			w.pairs = append(w.pairs, labelPair{name, v})
+		}
+	}
+	w.pairs = append(w.pairs, labelPair{"instance", pcommon.NewValueStr(instance)}, labelPair{"job", pcommon.NewValueStr(job)})
+	slices.SortStableFunc(w.pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
+	groupStart, valueStart := -1, 0
+	for i, p := range w.pairs {
+		if i > 0 && w.pairs[i-1].name == p.name {
+			b = append(b, ';')
+		} else {
+			b = w.closeGroup(b, groupStart, valueStart)
+			groupStart = len(b)
+			if groupStart > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, p.name...)
+			b = append(b, `="`...)
+			valueStart = len(b)
+		}
+		b = appendValue(b, p.value)
+	}
+	return w.closeGroup(b, groupStart, valueStart)
+}
+
+type labelPair struct {
+	name  string
+	value pcommon.Value
+}

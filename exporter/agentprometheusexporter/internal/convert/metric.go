@@ -1,0 +1,199 @@
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+import (
+	"github.com/prometheus/otlptranslator"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// maxConflictNames bounds the family names one call reports for logging.
+const maxConflictNames = 4
+
+// metric stores the points of one metric under its family's lock.
+func (w *worker) metric(m pmetric.Metric) {
+	kind, typ, points, ok := w.classify(m)
+	if !ok {
+		return
+	}
+	name, err := w.c.names.metric(m.Name(), m.Unit(), typ)
+	if err != nil {
+		w.stats.drop(InvalidName, points)
+		return
+	}
+	f := w.family(name, kind, m)
+	if f == nil {
+		w.stats.drop(TypeConflict, points)
+		if len(w.stats.Conflicts) < maxConflictNames {
+			w.stats.Conflicts = append(w.stats.Conflicts, name)
+		}
+		return
+	}
+	defer f.Unlock()
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		dps := m.Gauge().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			w.number(f, dps.At(i), false)
+		}
+	case pmetric.MetricTypeSum:
+		dps := m.Sum().DataPoints()
+		delta := m.Sum().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+		for i := 0; i < dps.Len(); i++ {
+			w.number(f, dps.At(i), delta)
+		}
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		delta := m.Histogram().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+		for i := 0; i < dps.Len(); i++ {
+			w.histogram(f, dps.At(i), delta)
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		dps := m.ExponentialHistogram().DataPoints()
+		delta := m.ExponentialHistogram().AggregationTemporality() == pmetric.AggregationTemporalityDelta
+		for i := 0; i < dps.Len(); i++ {
+			w.native(f, dps.At(i), delta)
+		}
+	case pmetric.MetricTypeSummary:
+		dps := m.Summary().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			w.summary(f, dps.At(i))
+		}
+	}
+}
+
+// classify maps a metric onto a Prometheus type, or drops (and counts) the
+// metrics Prometheus cannot represent, as contrib does.
+func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator.MetricType, points int, ok bool) {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		kind, typ, points = store.KindGauge, otlptranslator.MetricTypeGauge, m.Gauge().DataPoints().Len()
+		// A gauge the Prometheus receiver made from an untyped metric stays untyped.
+		if t, ok := m.Metadata().Get("prometheus.type"); ok && t.Str() == "unknown" {
+			kind = store.KindUntyped
+		}
+	case pmetric.MetricTypeSum:
+		sum := m.Sum()
+		points = sum.DataPoints().Len()
+		switch {
+		case sum.AggregationTemporality() == pmetric.AggregationTemporalityUnspecified,
+			sum.AggregationTemporality() == pmetric.AggregationTemporalityDelta && !sum.IsMonotonic():
+			w.stats.drop(UnsupportedTemporality, points)
+			return kind, typ, points, false
+		case sum.IsMonotonic():
+			kind, typ = store.KindCounter, otlptranslator.MetricTypeMonotonicCounter
+		default:
+			kind, typ = store.KindGauge, otlptranslator.MetricTypeNonMonotonicCounter
+		}
+	case pmetric.MetricTypeHistogram:
+		kind, typ, points = store.KindHistogram, otlptranslator.MetricTypeHistogram, m.Histogram().DataPoints().Len()
+		if m.Histogram().AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
+			w.stats.drop(UnsupportedTemporality, points)
+			return kind, typ, points, false
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		kind, typ, points = store.KindHistogram, otlptranslator.MetricTypeExponentialHistogram, m.ExponentialHistogram().DataPoints().Len()
+		if m.ExponentialHistogram().AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
+			w.stats.drop(UnsupportedTemporality, points)
+			return kind, typ, points, false
+		}
+	case pmetric.MetricTypeSummary:
+		kind, typ, points = store.KindSummary, otlptranslator.MetricTypeSummary, m.Summary().DataPoints().Len()
+	default:
+		return kind, typ, 0, false
+	}
+	return kind, typ, points, true
+}
+
+// family returns the family locked for writing, or nil on a type conflict.
+func (w *worker) family(name string, kind store.Kind, m pmetric.Metric) *store.Family {
+	for {
+		f, ok := w.c.store.Family(name, kind, m.Description(), m.Unit())
+		if !ok {
+			return nil
+		}
+		f.Lock()
+		if !f.Dead() {
+			return f
+		}
+		f.Unlock() // swept away meanwhile: look it up again
+	}
+}
+
+// upsert finds or creates the series of the rendered labels, counting refusals.
+func (w *worker) upsert(f *store.Family) (*store.Series, store.Outcome) {
+	s, outcome := f.Upsert(w.buf, store.HashLabels(w.buf), w.res, w.now)
+	switch outcome {
+	case store.Created:
+		w.stats.Created++
+	case store.Updated:
+		w.stats.Updated++
+	case store.RefusedMaxSeries:
+		w.stats.drop(RefusedMaxSeries, 1)
+	case store.RefusedMaxSeriesPerResource:
+		w.stats.drop(RefusedMaxSeriesPerResource, 1)
+	}
+	return s, outcome
+}
+
+// point is what the typed handlers share: resolve labels, honour
+// NoRecordedValue, find the series and reject out-of-order points.
+func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp) (*store.Series, store.Outcome) {
+	if !w.labels(f, attrs) {
+		w.stats.drop(InvalidName, 1)
+		return nil, store.RefusedMaxSeries
+	}
+	if flags.NoRecordedValue() {
+		// The series ended: remove it alone, not the rest of the metric.
+		if f.Delete(w.buf, store.HashLabels(w.buf)) {
+			w.stats.Removed++
+		}
+		return nil, store.RefusedMaxSeries
+	}
+	s, outcome := w.upsert(f)
+	if s != nil && outcome == store.Updated && int64(ts) < s.Timestamp {
+		w.stats.Updated--
+		w.stats.drop(OutOfOrder, 1)
+		return nil, outcome
+	}
+	return s, outcome
+}
+
+func numberValue(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+// number stores a gauge or sum point; an aligned delta adds to the stored
+// cumulative value, any other delta starts it again.
+func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
+	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	if s == nil {
+		return
+	}
+	v, start := numberValue(dp), int64(dp.StartTimestamp())
+	if delta && outcome == store.Updated && start == s.Timestamp {
+		v += s.Value
+		start = s.Start
+	}
+	s.Value, s.Start, s.Timestamp = v, start, int64(dp.Timestamp())
+	if f.Kind == store.KindCounter {
+		s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
+	}
+}
+
+func (w *worker) summary(f *store.Family, dp pmetric.SummaryDataPoint) {
+	s, _ := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	if s == nil {
+		return
+	}
+	qs := dp.QuantileValues()
+	s.Quantiles = s.Quantiles[:0]
+	for i := 0; i < qs.Len(); i++ {
+		s.Quantiles = append(s.Quantiles, store.Quantile{Quantile: qs.At(i).Quantile(), Value: qs.At(i).Value()})
+	}
+	s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), int64(dp.StartTimestamp()), int64(dp.Timestamp())
+}

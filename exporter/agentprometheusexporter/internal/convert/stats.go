@@ -1,0 +1,60 @@
+package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+
+// Reason says why a data point was not stored.
+type Reason uint8
+
+const (
+	// TypeConflict: the family already exists with another type.
+	TypeConflict Reason = iota
+	// InvalidName: the metric or an attribute name cannot be translated.
+	InvalidName
+	// Invalid: the point itself cannot be represented (e.g. an exponential
+	// histogram scale below -4).
+	Invalid
+	// UnsupportedTemporality: unspecified temporality, or a non-monotonic delta sum.
+	UnsupportedTemporality
+	// OutOfOrder: older than the point already stored for the series.
+	OutOfOrder
+	// RefusedMaxSeries and RefusedMaxSeriesPerResource: a new series over a limit.
+	RefusedMaxSeries
+	RefusedMaxSeriesPerResource
+	NumReasons
+)
+
+// String is the reason as self-telemetry labels it.
+func (r Reason) String() string {
+	switch r {
+	case TypeConflict:
+		return "type_conflict"
+	case InvalidName:
+		return "invalid_name"
+	case Invalid:
+		return "invalid"
+	case UnsupportedTemporality:
+		return "unsupported_temporality"
+	case OutOfOrder:
+		return "out_of_order"
+	case RefusedMaxSeries:
+		return "max_series"
+	case RefusedMaxSeriesPerResource:
+		return "max_series_per_resource"
+	default:
+		return "unknown"
+	}
+}
+
+// Stats counts what one ConsumeMetrics call did.
+type Stats struct {
+	Created, Updated, Removed int64
+	Dropped                   [NumReasons]int64
+	// Conflicts names a few families whose points were dropped for a type
+	// conflict, for a rate-limited log line.
+	Conflicts []string
+}
+
+func (s *Stats) drop(r Reason, n int) { s.Dropped[r] += int64(n) }
+
+func (s *Stats) reset() {
+	conflicts := s.Conflicts[:0]
+	*s = Stats{Conflicts: conflicts}
+}

@@ -1,0 +1,199 @@
+package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+
+import (
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// WriteEncoded writes every family with expfmt's encoder for format: the
+// path for OpenMetrics, protobuf (which carries native histograms, exemplars
+// and created timestamps) and UTF-8 names. Families are encoded one at a
+// time so that memory stays bounded by the largest family.
+func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
+	enc := expfmt.NewEncoder(w, format, encOpts...)
+	if infos := st.TargetInfos(); len(infos) > 0 {
+		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr("Target metadata"), Type: dto.MetricType_GAUGE.Enum()}
+		for _, labels := range infos {
+			mf.Metric = append(mf.Metric, &dto.Metric{Label: parseLabels(labels), Gauge: &dto.Gauge{Value: ptr(1.0)}})
+		}
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	for _, f := range st.Families() {
+		mf := familyDTO(f, opts)
+		if len(mf.Metric) == 0 {
+			continue
+		}
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func familyDTO(f *store.Family, opts Options) *dto.MetricFamily {
+	mf := &dto.MetricFamily{Name: ptr(f.Name), Help: ptr(f.Help)}
+	switch f.Kind {
+	case store.KindCounter:
+		mf.Type = dto.MetricType_COUNTER.Enum()
+	case store.KindHistogram:
+		mf.Type = dto.MetricType_HISTOGRAM.Enum()
+	case store.KindSummary:
+		mf.Type = dto.MetricType_SUMMARY.Enum()
+	case store.KindUntyped:
+		mf.Type = dto.MetricType_UNTYPED.Enum()
+	default:
+		mf.Type = dto.MetricType_GAUGE.Enum()
+	}
+	f.Range(func(s *store.Series) {
+		m := &dto.Metric{Label: parseLabels(s.Labels)}
+		if opts.SendTimestamps && s.Timestamp != 0 {
+			m.TimestampMs = ptr(s.Timestamp / 1e6)
+		}
+		var created *timestamppb.Timestamp
+		if s.Start > 0 && s.Start >= int64(time.Second) {
+			created = timestamppb.New(time.Unix(0, s.Start))
+		}
+		switch f.Kind {
+		case store.KindCounter:
+			m.Counter = &dto.Counter{Value: ptr(s.Value), CreatedTimestamp: created}
+			if n := len(s.Exemplars); n > 0 {
+				// A counter carries one exemplar: the latest, as client_golang keeps.
+				m.Counter.Exemplar = exemplarDTO(s.Exemplars[n-1])
+			}
+		case store.KindGauge:
+			m.Gauge = &dto.Gauge{Value: ptr(s.Value)}
+		case store.KindUntyped:
+			m.Untyped = &dto.Untyped{Value: ptr(s.Value)}
+		case store.KindSummary:
+			m.Summary = &dto.Summary{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
+			for _, q := range s.Quantiles {
+				m.Summary.Quantile = append(m.Summary.Quantile, &dto.Quantile{Quantile: ptr(q.Quantile), Value: ptr(q.Value)})
+			}
+		case store.KindHistogram:
+			m.Histogram = histogramDTO(s, created)
+		}
+		mf.Metric = append(mf.Metric, m)
+	})
+	return mf
+}
+
+func histogramDTO(s *store.Series, created *timestamppb.Timestamp) *dto.Histogram {
+	h := &dto.Histogram{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
+	if n := s.Native; n != nil {
+		h.Schema = ptr(n.Schema)
+		h.ZeroThreshold = ptr(n.ZeroThreshold)
+		h.ZeroCount = ptr(n.ZeroCount)
+		h.PositiveSpan, h.PositiveDelta = spansAndDeltas(n.Positive)
+		h.NegativeSpan, h.NegativeDelta = spansAndDeltas(n.Negative)
+		for _, e := range s.Exemplars {
+			h.Exemplars = append(h.Exemplars, exemplarDTO(e))
+		}
+		if len(h.PositiveSpan) == 0 && len(h.NegativeSpan) == 0 {
+			// An empty span list would read as a classic histogram; one
+			// empty span marks it native, as client_golang does.
+			h.PositiveSpan = []*dto.BucketSpan{{Offset: ptr(int32(0)), Length: ptr(uint32(0))}}
+		}
+		return h
+	}
+	if s.Histogram == nil {
+		return h
+	}
+	bounds := s.Histogram.Bounds.Values
+	for i, c := range s.Histogram.Cumulative {
+		h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(bounds[i]), CumulativeCount: ptr(c)})
+	}
+	// Each exemplar goes to the first bucket whose bound is not below it; one
+	// above every bound needs an explicit +Inf bucket, as client_golang adds.
+	for _, e := range s.Exemplars {
+		i := sort.SearchFloat64s(bounds, e.Value)
+		if i == len(bounds) && len(h.Bucket) == len(bounds) {
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(posInf), CumulativeCount: ptr(s.Count)})
+		}
+		h.Bucket[i].Exemplar = exemplarDTO(e)
+	}
+	return h
+}
+
+var posInf = math.Inf(1)
+
+// spansAndDeltas turns dense counts into native-histogram spans and deltas,
+// splitting spans at runs of empty buckets.
+func spansAndDeltas(b store.Buckets) ([]*dto.BucketSpan, []int64) {
+	var spans []*dto.BucketSpan
+	var deltas []int64
+	var prev int64
+	next := b.Offset // the index the current span would continue at
+	for i, c := range b.Counts {
+		if c == 0 {
+			continue
+		}
+		idx := b.Offset + int32(i)
+		if len(spans) == 0 || idx != next {
+			offset := idx
+			if len(spans) > 0 {
+				offset = idx - next
+			}
+			spans = append(spans, &dto.BucketSpan{Offset: ptr(offset), Length: ptr(uint32(0))})
+		}
+		*spans[len(spans)-1].Length++
+		deltas = append(deltas, int64(c)-prev)
+		prev = int64(c)
+		next = idx + 1
+	}
+	return spans, deltas
+}
+
+func exemplarDTO(e store.Exemplar) *dto.Exemplar {
+	ex := &dto.Exemplar{Label: parseLabels(e.Labels), Value: ptr(e.Value)}
+	if e.Timestamp != 0 {
+		ex.Timestamp = timestamppb.New(time.Unix(0, e.Timestamp))
+	}
+	return ex
+}
+
+// parseLabels splits a rendered label set back into pairs, undoing the
+// text-format escaping.
+func parseLabels(s string) []*dto.LabelPair {
+	var pairs []*dto.LabelPair
+	for len(s) > 0 {
+		eq := strings.IndexByte(s, '=')
+		name := s[:eq]
+		s = s[eq+2:] // skip ="
+		var v strings.Builder
+		i := 0
+		for ; s[i] != '"'; i++ {
+			if s[i] == '\\' {
+				i++
+				if s[i] == 'n' {
+					v.WriteByte('\n')
+					continue
+				}
+			}
+			v.WriteByte(s[i])
+		}
+		pairs = append(pairs, &dto.LabelPair{Name: ptr(name), Value: ptr(v.String())})
+		s = s[i+1:]
+		if len(s) > 0 && s[0] == ',' {
+			s = s[1:]
+		}
+	}
+	slices.SortFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	return pairs
+}

@@ -1,0 +1,181 @@
+package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+
+import (
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// chunk bounds how many series a scrape or sweep handles per lock hold, so
+// ingestion into the same family waits at most that long.
+const chunk = 1024
+
+// Family is one Prometheus metric family and its series.
+type Family struct {
+	Name string
+	Help string
+	Unit string
+	Kind Kind
+
+	store *Store
+
+	mu     sync.RWMutex
+	series []*Series
+	// index maps a label-set hash to the series' position; overflow holds the
+	// rare series whose hash another label set already took.
+	index    map[uint64]int32
+	overflow map[string]int32
+	dead     bool // removed from the store; ingestion must look it up again
+}
+
+// Outcome tells what Upsert did.
+type Outcome uint8
+
+const (
+	Updated Outcome = iota
+	Created
+	RefusedMaxSeries
+	RefusedMaxSeriesPerResource
+)
+
+// HashLabels hashes a rendered label set.
+func HashLabels(labels []byte) uint64 { return xxhash.Sum64(labels) }
+
+// Lock and Unlock bracket ingestion into the family.
+func (f *Family) Lock()   { f.mu.Lock() }
+func (f *Family) Unlock() { f.mu.Unlock() }
+
+// Dead reports whether the sweep removed the family; call with the lock held.
+func (f *Family) Dead() bool { return f.dead }
+
+// lookup finds a series by its rendered labels; call with a lock held.
+func (f *Family) lookup(labels []byte, hash uint64) (int32, bool) {
+	if i, ok := f.index[hash]; ok && f.series[i].Labels == string(labels) {
+		return i, true
+	}
+	if len(f.overflow) > 0 {
+		i, ok := f.overflow[string(labels)]
+		return i, ok
+	}
+	return 0, false
+}
+
+// Upsert returns the series with these labels, creating it when the limits
+// allow. The labels are copied only when a series is created. Call with the
+// family locked.
+func (f *Family) Upsert(labels []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+	if i, ok := f.lookup(labels, hash); ok {
+		s := f.series[i]
+		s.updated = now
+		return s, Updated
+	}
+	st := f.store
+	if st.total.Add(1) > st.maxSeries {
+		st.total.Add(-1)
+		return nil, RefusedMaxSeries
+	}
+	if res.series.Add(1) > st.maxPerResource {
+		res.series.Add(-1)
+		st.total.Add(-1)
+		return nil, RefusedMaxSeriesPerResource
+	}
+	s := &Series{Labels: string(labels), hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
+	if _, taken := f.index[hash]; taken {
+		f.overflow[s.Labels] = s.index
+	} else {
+		f.index[hash] = s.index
+	}
+	f.series = append(f.series, s)
+	return s, Created
+}
+
+// Delete removes the series with these labels, if any. Call with the family locked.
+func (f *Family) Delete(labels []byte, hash uint64) bool {
+	i, ok := f.lookup(labels, hash)
+	if ok {
+		f.remove(i)
+	}
+	return ok
+}
+
+// remove takes series i out by moving the last series into its place. A
+// scrape walking forward in chunks can therefore miss a series that moved
+// behind it, but never writes one twice.
+func (f *Family) remove(i int32) {
+	s := f.series[i]
+	if j, ok := f.index[s.hash]; ok && j == i {
+		delete(f.index, s.hash)
+		// Promote an overflow series with the same hash into the index.
+		for l, k := range f.overflow {
+			if f.series[k].hash == s.hash {
+				f.index[s.hash] = k
+				delete(f.overflow, l)
+				break
+			}
+		}
+	} else {
+		delete(f.overflow, s.Labels)
+	}
+	last := int32(len(f.series) - 1)
+	if i != last {
+		moved := f.series[last]
+		moved.index = i
+		f.series[i] = moved
+		if j, ok := f.index[moved.hash]; ok && j == last {
+			f.index[moved.hash] = i
+		} else {
+			f.overflow[moved.Labels] = i
+		}
+	}
+	f.series[last] = nil
+	f.series = f.series[:last]
+	s.Resource.series.Add(-1)
+	f.store.total.Add(-1)
+}
+
+// Len is the number of series now.
+func (f *Family) Len() int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return len(f.series)
+}
+
+// Range calls fn for every series, holding the read lock for at most a chunk
+// of series at a time. fn must not keep s after it returns.
+func (f *Family) Range(fn func(s *Series)) {
+	for start := 0; ; start += chunk {
+		f.mu.RLock()
+		end := min(start+chunk, len(f.series))
+		for _, s := range f.series[start:max(start, end)] {
+			fn(s)
+		}
+		more := end < len(f.series)
+		f.mu.RUnlock()
+		if !more {
+			return
+		}
+	}
+}
+
+// sweep removes the series last updated before cutoff, a chunk per lock hold,
+// walking backwards so that the series moved by a removal were already seen.
+func (f *Family) sweep(cutoff int64) (expired int, empty bool) {
+	f.mu.Lock()
+	i := len(f.series) - 1
+	f.mu.Unlock()
+	for i >= 0 {
+		f.mu.Lock()
+		i = min(i, len(f.series)-1)
+		for stop := i - chunk; i >= 0 && i > stop; i-- {
+			if f.series[i].updated < cutoff {
+				f.remove(int32(i))
+				expired++
+			}
+		}
+		f.mu.Unlock()
+	}
+	f.mu.RLock()
+	empty = len(f.series) == 0
+	f.mu.RUnlock()
+	return expired, empty
+}
