@@ -123,8 +123,6 @@ func samples(families map[string]*dto.MetricFamily) []string {
 				out = append(out, name+labels+" "+formatFloat(m.GetCounter().GetValue()))
 			case dto.MetricType_GAUGE:
 				out = append(out, name+labels+" "+formatFloat(m.GetGauge().GetValue()))
-			case dto.MetricType_UNTYPED:
-				out = append(out, name+labels+" "+formatFloat(m.GetUntyped().GetValue()))
 			case dto.MetricType_HISTOGRAM:
 				h := m.GetHistogram()
 				for _, b := range h.GetBucket() {

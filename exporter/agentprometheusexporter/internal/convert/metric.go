@@ -68,11 +68,9 @@ func (w *worker) metric(m pmetric.Metric) {
 func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator.MetricType, points int, ok bool) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
+		// Also a gauge the Prometheus receiver made from an untyped metric:
+		// contrib's exposition types it gauge too.
 		kind, typ, points = store.KindGauge, otlptranslator.MetricTypeGauge, m.Gauge().DataPoints().Len()
-		// A gauge the Prometheus receiver made from an untyped metric stays untyped.
-		if t, ok := m.Metadata().Get("prometheus.type"); ok && t.Str() == "unknown" {
-			kind = store.KindUntyped
-		}
 	case pmetric.MetricTypeSum:
 		sum := m.Sum()
 		points = sum.DataPoints().Len()

@@ -56,8 +56,6 @@ func familyDTO(f *store.Family, opts Options) *dto.MetricFamily {
 		mf.Type = dto.MetricType_HISTOGRAM.Enum()
 	case store.KindSummary:
 		mf.Type = dto.MetricType_SUMMARY.Enum()
-	case store.KindUntyped:
-		mf.Type = dto.MetricType_UNTYPED.Enum()
 	default:
 		mf.Type = dto.MetricType_GAUGE.Enum()
 	}
@@ -79,8 +77,6 @@ func familyDTO(f *store.Family, opts Options) *dto.MetricFamily {
 			}
 		case store.KindGauge:
 			m.Gauge = &dto.Gauge{Value: ptr(s.Value)}
-		case store.KindUntyped:
-			m.Untyped = &dto.Untyped{Value: ptr(s.Value)}
 		case store.KindSummary:
 			m.Summary = &dto.Summary{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
 			for _, q := range s.Quantiles {

@@ -8,7 +8,6 @@ const (
 	KindCounter
 	KindHistogram
 	KindSummary
-	KindUntyped
 )
 
 // String returns the type as the text format's TYPE line spells it.
@@ -20,9 +19,7 @@ func (k Kind) String() string {
 		return "counter"
 	case KindHistogram:
 		return "histogram"
-	case KindSummary:
-		return "summary"
 	default:
-		return "untyped"
+		return "summary"
 	}
 }
