@@ -64,11 +64,11 @@ type agentPrometheusExporter struct {
 	conflictMu      sync.Mutex
 
 	// mu guards the server and the sweeper across Start and Shutdown.
-	mu         sync.Mutex
-	server     *http.Server
-	serveDone  chan struct{}
-	stopSweep  chan struct{}
-	sweepDone  chan struct{}
+	mu        sync.Mutex
+	server    *http.Server
+	serveDone chan struct{}
+	stopSweep chan struct{}
+	sweepDone chan struct{}
 }
 
 func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (*agentPrometheusExporter, error) {

@@ -3,8 +3,8 @@ package agentprometheusexporter
 import (
 	"fmt"
 	"math"
-	"strings"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"

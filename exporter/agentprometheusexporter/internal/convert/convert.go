@@ -136,9 +136,9 @@ type worker struct {
 	keys  []string
 	vals  []pcommon.Value
 	pairs []labelPair
-	buf  []byte // the rendered label set of the current point
-	id   descriptors.Identity
-	last *descriptors.Descriptor
+	buf   []byte // the rendered label set of the current point
+	id    descriptors.Identity
+	last  *descriptors.Descriptor
 }
 
 func extractJob(attrs pcommon.Map) (string, bool) {
