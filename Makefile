@@ -21,7 +21,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit smoke generate lint bench clean
+.PHONY: all build run test unit conformance smoke generate lint bench clean
 
 all: lint test
 
@@ -41,11 +41,15 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: unit tests with the race detector, then the smoke test of the built distro
-test: unit smoke
+## test: unit tests with the race detector, conformance with contrib's exporter, smoke test of the distro
+test: unit conformance smoke
 
 unit:
 	$(GO) test -race ./...
+
+# The bench/ module holds contrib's prometheusexporter, kept out of the main module.
+conformance:
+	cd bench && $(GO) test -count=1 ./conformance
 
 smoke: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
@@ -58,6 +62,7 @@ generate:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
 bench:
 	@echo "no benchmarks yet"

@@ -1,0 +1,382 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+)
+
+// target is one exporter implementation under comparison.
+type target struct {
+	name string
+	// config builds the exporter's config from the case's settings, given in
+	// the exporters' shared YAML vocabulary.
+	config func(settings map[string]any, endpoint string) (exporter.Factory, any, error)
+}
+
+var (
+	contribTarget = target{name: "contrib", config: contribConfig}
+	oursTarget    = target{name: "ours", config: oursConfig}
+)
+
+// contribConfig sets contrib's Config in Go: decoding it from a map does not
+// work with collector core v0.164, where the squashed confighttp field takes
+// the keys of the exporter's own fields.
+func contribConfig(settings map[string]any, endpoint string) (exporter.Factory, any, error) {
+	f := prometheusexporter.NewFactory()
+	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
+	cfg.NetAddr.Endpoint = endpoint
+	for k, v := range settings {
+		switch k {
+		case "namespace":
+			cfg.Namespace = v.(string)
+		case "const_labels":
+			for lk, lv := range v.(map[string]any) {
+				cfg.ConstLabels[lk] = lv.(string)
+			}
+		case "send_timestamps":
+			cfg.SendTimestamps = v.(bool)
+		case "metric_expiration":
+			d, err := time.ParseDuration(v.(string))
+			if err != nil {
+				return nil, nil, err
+			}
+			cfg.MetricExpiration = d
+		case "resource_to_telemetry_conversion":
+			for rk, rv := range v.(map[string]any) {
+				switch rk {
+				case "enabled":
+					cfg.ResourceToTelemetrySettings.Enabled = rv.(bool)
+				case "exclude_service_attributes":
+					cfg.ResourceToTelemetrySettings.ExcludeServiceAttributes = rv.(bool)
+				default:
+					return nil, nil, fmt.Errorf("contrib config: unsupported key %s.%s", k, rk)
+				}
+			}
+		case "enable_open_metrics":
+			cfg.EnableOpenMetrics = v.(bool)
+		case "without_scope_info":
+			cfg.WithoutScopeInfo = v.(bool)
+		case "translation_strategy":
+			// The field's type is unexported; set it through reflection.
+			reflect.ValueOf(&cfg.TranslationStrategy).Elem().SetString(v.(string))
+		default:
+			return nil, nil, fmt.Errorf("contrib config: unsupported key %q", k)
+		}
+	}
+	return f, cfg, confmap.Validate(cfg)
+}
+
+// oursConfig decodes our exporter's config from the same settings, so the
+// harness does not depend on its Go field names.
+func oursConfig(settings map[string]any, endpoint string) (exporter.Factory, any, error) {
+	f := agentprometheusexporter.NewFactory()
+	cfg := f.CreateDefaultConfig()
+	m := map[string]any{"endpoint": endpoint}
+	for k, v := range settings {
+		m[k] = v
+	}
+	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
+		return nil, nil, fmt.Errorf("decoding config: %w", err)
+	}
+	return f, cfg, confmap.Validate(cfg)
+}
+
+// running is a started exporter.
+type running struct {
+	name     string
+	exp      exporter.Metrics
+	endpoint string
+	logs     *observer.ObservedLogs
+}
+
+// freeEndpoint returns a loopback address with a port that was free a moment ago.
+func freeEndpoint(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// start creates and starts tg for the case's settings; it registers shutdown
+// with t.Cleanup.
+func start(t *testing.T, tg target, settings map[string]any) (*running, error) {
+	t.Helper()
+	endpoint := freeEndpoint(t)
+	f, cfg, err := tg.config(settings, endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("%s: config: %w", tg.name, err)
+	}
+	core, logs := observer.New(zapcore.WarnLevel)
+	set := exportertest.NewNopSettings(f.Type())
+	set.Logger = zap.New(core)
+	exp, err := f.CreateMetrics(context.Background(), set, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: create: %w", tg.name, err)
+	}
+	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
+		return nil, fmt.Errorf("%s: start: %w", tg.name, err)
+	}
+	t.Cleanup(func() {
+		if err := exp.Shutdown(context.Background()); err != nil {
+			t.Errorf("%s: shutdown: %v", tg.name, err)
+		}
+	})
+	return &running{name: tg.name, exp: exp, endpoint: endpoint, logs: logs}, nil
+}
+
+// scrapeFormat is one way of scraping /metrics.
+type scrapeFormat struct {
+	name   string
+	accept string
+	parse  func(string) (*exposition, error)
+}
+
+var (
+	formatText = scrapeFormat{"text 0.0.4", "text/plain;version=0.0.4", parseText}
+	// formatUTF8 is what a Prometheus 3 server asks for when names may keep
+	// UTF-8 characters.
+	formatUTF8        = scrapeFormat{"text 1.0.0 utf-8", "text/plain;version=1.0.0;escaping=allow-utf-8", parseText}
+	formatOpenMetrics = scrapeFormat{"openmetrics 1.0.0", "application/openmetrics-text;version=1.0.0", parseOpenMetrics}
+)
+
+// scrape fetches /metrics over HTTP in the given format and returns the body
+// and the media type and version the server answered with.
+func scrape(r *running, f scrapeFormat) (body, contentType string, err error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+r.endpoint+"/metrics", nil)
+	if err != nil {
+		return "", "", err
+	}
+	req.Header.Set("Accept", f.accept)
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: scrape: %w", r.name, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: reading scrape: %w", r.name, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return string(b), "", fmt.Errorf("%s: scrape: HTTP %d: %s", r.name, resp.StatusCode, b)
+	}
+	return string(b), mediaTypeAndVersion(resp.Header.Get("Content-Type")), nil
+}
+
+func mediaTypeAndVersion(ct string) string {
+	mt, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return ct
+	}
+	return mt + ";version=" + params["version"]
+}
+
+// consume feeds the case's batches, each as an independent copy, in order:
+// contrib changes the batches it is given.
+func consume(r *running, batches []pmetric.Metrics) error {
+	for i, md := range batches {
+		cp := pmetric.NewMetrics()
+		md.CopyTo(cp)
+		if err := r.exp.ConsumeMetrics(context.Background(), cp); err != nil {
+			return fmt.Errorf("%s: ConsumeMetrics batch %d: %w", r.name, i, err)
+		}
+	}
+	return nil
+}
+
+// logLines returns the warnings and errors an exporter logged.
+func logLines(r *running) string {
+	var b strings.Builder
+	for _, e := range r.logs.All() {
+		fmt.Fprintf(&b, "    %s %s", e.Level, e.Message)
+		for _, f := range e.Context {
+			if f.Type == zapcore.StringType {
+				fmt.Fprintf(&b, " %s=%q", f.Key, f.String)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// scraped is one side's scrape in one format.
+type scraped struct {
+	expo        *exposition // nil when parsing failed
+	raw         string
+	contentType string
+	err         error // scrape or parse error
+}
+
+func scrapeAndParse(r *running, f scrapeFormat) scraped {
+	body, ct, err := scrape(r, f)
+	if err != nil {
+		return scraped{raw: body, err: err}
+	}
+	e, err := f.parse(body)
+	if err != nil {
+		return scraped{raw: body, contentType: ct, err: fmt.Errorf("%s: parsing %s: %w", r.name, f.name, err)}
+	}
+	return scraped{expo: e, raw: body, contentType: ct}
+}
+
+// formatsFor lists the formats a case is scraped in.
+func formatsFor(settings map[string]any) []scrapeFormat {
+	fs := []scrapeFormat{formatText}
+	switch settings["translation_strategy"] {
+	case "NoUTF8EscapingWithSuffixes", "NoTranslation":
+		fs = append(fs, formatUTF8)
+	}
+	if om, _ := settings["enable_open_metrics"].(bool); om {
+		fs = append(fs, formatOpenMetrics)
+	}
+	return fs
+}
+
+// run feeds the case to both targets, scrapes them and checks the case's
+// expectation. a is the reference (contrib), b the exporter under test.
+func run(t *testing.T, tc testCase, a, b target) {
+	ra, err := start(t, a, tc.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := start(t, b, tc.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := tc.build()
+	for _, r := range []*running{ra, rb} {
+		if err := consume(r, batches); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sendTS, _ := tc.config["send_timestamps"].(bool)
+
+	for _, f := range formatsFor(tc.config) {
+		sa, sb := scrapeAndParse(ra, f), scrapeAndParse(rb, f)
+		dump := func() {
+			t.Logf("%s scrape of %s (%s):\n%s", f.name, ra.name, sa.contentType, sa.raw)
+			if l := logLines(ra); l != "" {
+				t.Logf("%s logged:\n%s", ra.name, l)
+			}
+			t.Logf("%s scrape of %s (%s):\n%s", f.name, rb.name, sb.contentType, sb.raw)
+			if l := logLines(rb); l != "" {
+				t.Logf("%s logged:\n%s", rb.name, l)
+			}
+		}
+
+		switch tc.expect {
+		case expectReferenceInvalid:
+			// The reference's output is not a valid exposition; only the
+			// exporter under test is held to parse.
+			if sb.err != nil {
+				t.Errorf("[%s] %v", f.name, sb.err)
+				dump()
+				continue
+			}
+			if tc.check != nil {
+				if msg := tc.check(sb.expo); msg != "" {
+					t.Errorf("[%s] %s: %s", f.name, rb.name, msg)
+					dump()
+				}
+			}
+			continue
+		case expectNondeterministic:
+			// The reference picks among valid outcomes at random: both must
+			// parse, and the exporter under test must pass the case's check.
+			failed := false
+			for _, s := range []scraped{sa, sb} {
+				if s.err != nil {
+					t.Errorf("[%s] %v", f.name, s.err)
+					failed = true
+				}
+			}
+			if !failed && tc.check != nil {
+				if msg := tc.check(sb.expo); msg != "" {
+					t.Errorf("[%s] %s: %s", f.name, rb.name, msg)
+					failed = true
+				}
+			}
+			if failed {
+				dump()
+			}
+			continue
+		}
+
+		if sa.err != nil || sb.err != nil {
+			for _, s := range []scraped{sa, sb} {
+				if s.err != nil {
+					t.Errorf("[%s] %v", f.name, s.err)
+				}
+			}
+			dump()
+			continue
+		}
+		if sa.contentType != sb.contentType {
+			t.Errorf("[%s] Content-Type differs: %s %q, %s %q", f.name, ra.name, sa.contentType, rb.name, sb.contentType)
+		}
+		if f.name == formatOpenMetrics.name {
+			ignoreCreated(sa.expo, sb.expo)
+		}
+		if tc.differences != nil {
+			tc.differences(sa.expo, sb.expo)
+		}
+		if d := diff(sa.expo, sb.expo, ra.name, rb.name, sendTS); d != "" {
+			t.Errorf("[%s] %s and %s differ:\n%s", f.name, ra.name, rb.name, d)
+			dump()
+		}
+	}
+}
+
+// ignoreCreated is deliberate difference (c): in OpenMetrics the exporter may
+// add _created samples where contrib has none, so they are not compared.
+func ignoreCreated(expos ...*exposition) {
+	for _, e := range expos {
+		e.filter(func(s sample) bool { return s.name != s.family+"_created" })
+	}
+}
+
+// runReferenceInvalid checks the claim behind an expectReferenceInvalid
+// case: contrib's text scrape for it does not parse, or fails the case's
+// check.
+func runReferenceInvalid(t *testing.T, tc testCase) {
+	r, err := start(t, contribTarget, tc.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := consume(r, tc.build()); err != nil {
+		t.Fatal(err)
+	}
+	s := scrapeAndParse(r, formatText)
+	switch {
+	case s.err != nil:
+		t.Logf("contrib's scrape is invalid as expected: %v\n%s", s.err, s.raw)
+	case tc.check != nil && tc.check(s.expo) != "":
+		t.Logf("contrib's scrape lacks the series as expected: %s\n%s", tc.check(s.expo), s.raw)
+	default:
+		t.Errorf("contrib's scrape is usable, but the case says it is not:\n%s", s.raw)
+	}
+}
