@@ -115,7 +115,21 @@ func TestGatewayServes(t *testing.T) {
 	require.NoError(t, exp.Export(ctx, oneGauge()), "OTLP export to the gateway failed")
 	require.NoError(t, exp.Shutdown(ctx))
 
-	assert.Equal(t, http.StatusOK, statusOf("http://"+metrics+"/metrics"))
+	// The gauge went through memory_limiter and grpcstats to the exporter.
+	require.Eventually(t, func() bool {
+		return strings.Contains(bodyOf("http://"+metrics+"/metrics"), `smoke_temperature_celsius{job="smoke",otel_scope_name="statsgate/smoke",room="lab"} 21.5`)
+	}, 10*time.Second, 100*time.Millisecond, "the pushed gauge never appeared on /metrics:\n%s", bodyOf("http://"+metrics+"/metrics"))
+}
+
+func bodyOf(url string) string {
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 // oneGauge is the smallest useful OTLP request: one resource, one gauge point.
