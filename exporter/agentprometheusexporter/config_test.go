@@ -49,4 +49,47 @@ func TestLoadConfig(t *testing.T) {
 		_, err := loadConfig(t, "empty_endpoint")
 		require.ErrorContains(t, err, "endpoint")
 	})
+	t.Run("every option decodes", func(t *testing.T) {
+		cfg, err := loadConfig(t, "all")
+		require.NoError(t, err)
+		assert.Equal(t, "gw", cfg.Namespace)
+		assert.Equal(t, map[string]string{"region": "eu"}, cfg.ConstLabels)
+		assert.Equal(t, 10*time.Minute, cfg.MetricExpiration)
+		assert.Equal(t, ResourceToTelemetryConversion{Enabled: true, ExcludeServiceAttributes: true}, cfg.ResourceToTelemetryConversion)
+		assert.Equal(t, []string{"host.name", "k8s.cluster.name"}, cfg.ResourceLabels)
+		assert.True(t, cfg.WithoutScopeInfo)
+		assert.True(t, cfg.SendTimestamps)
+		assert.True(t, cfg.EnableOpenMetrics)
+		assert.Equal(t, NoUTF8EscapingWithSuffixes, cfg.TranslationStrategy)
+		assert.Equal(t, 10, cfg.MaxSeries)
+		assert.Equal(t, 5, cfg.MaxSeriesPerResource)
+		assert.Equal(t, 7, cfg.MaxDescriptors)
+	})
+	t.Run("misspelt nested key is rejected and named", func(t *testing.T) {
+		_, err := loadConfig(t, "nested_misspelt")
+		require.ErrorContains(t, err, "enabeld")
+	})
+}
+
+func TestValidateNamesTheOption(t *testing.T) {
+	tests := []struct {
+		name    string
+		modify  func(*Config)
+		wantErr string
+	}{
+		{"zero expiration", func(c *Config) { c.MetricExpiration = 0 }, "metric_expiration: must be positive"},
+		{"unknown strategy", func(c *Config) { c.TranslationStrategy = "Underscores" }, `translation_strategy: unknown value "Underscores"`},
+		{"zero max_series", func(c *Config) { c.MaxSeries = 0 }, "max_series: must be positive"},
+		{"negative max_series_per_resource", func(c *Config) { c.MaxSeriesPerResource = -1 }, "max_series_per_resource: must be positive"},
+		{"zero max_descriptors", func(c *Config) { c.MaxDescriptors = 0 }, "max_descriptors: must be positive"},
+		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad-name": "x"} }, `const_labels: "bad-name" is not a valid Prometheus label name`},
+		{"empty resource label", func(c *Config) { c.ResourceLabels = []string{"host.name", ""} }, "resource_labels[1]: must not be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.modify(cfg)
+			require.ErrorContains(t, cfg.Validate(), tt.wantErr)
+		})
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -58,6 +59,11 @@ type testExporter struct {
 
 func startExporter(t *testing.T, configure func(*Config)) *testExporter {
 	t.Helper()
+	return startExporterWith(t, exportertest.NewNopSettings(metadata.Type), configure)
+}
+
+func startExporterWith(t *testing.T, set exporter.Settings, configure func(*Config)) *testExporter {
+	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
 	if configure != nil {
@@ -65,7 +71,7 @@ func startExporter(t *testing.T, configure func(*Config)) *testExporter {
 	}
 	require.NoError(t, cfg.Validate())
 	clk := newFakeClock()
-	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, clk.clock())
+	exp, err := newAgentPrometheusExporter(set, cfg, clk.clock())
 	require.NoError(t, err)
 	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, exp.shutdown(context.Background())) })

@@ -1,0 +1,154 @@
+package store
+
+import (
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func labelsOf(f *Family) []string {
+	var out []string
+	f.Range(func(s *Series) { out = append(out, s.Labels) })
+	sort.Strings(out)
+	return out
+}
+
+func TestHashCollisionsKeepSeriesApart(t *testing.T) {
+	st := New(100, 100)
+	f, ok := st.Family("g", KindGauge, "", "")
+	require.True(t, ok)
+	res := st.Resource("job", "inst", 0)
+	const sameHash = 42
+	f.Lock()
+	a, out := f.Upsert([]byte(`k="a"`), sameHash, res, 1)
+	require.Equal(t, Created, out)
+	b, out := f.Upsert([]byte(`k="b"`), sameHash, res, 1)
+	require.Equal(t, Created, out)
+	c, out := f.Upsert([]byte(`k="c"`), sameHash, res, 1)
+	require.Equal(t, Created, out)
+	require.NotSame(t, a, b)
+
+	again, out := f.Upsert([]byte(`k="b"`), sameHash, res, 2)
+	assert.Equal(t, Updated, out)
+	assert.Same(t, b, again)
+
+	// Removing the indexed series promotes a colliding one into the index.
+	require.True(t, f.Delete([]byte(`k="a"`), sameHash))
+	got, out := f.Upsert([]byte(`k="c"`), sameHash, res, 3)
+	assert.Equal(t, Updated, out)
+	assert.Same(t, c, got)
+	got, out = f.Upsert([]byte(`k="b"`), sameHash, res, 3)
+	assert.Equal(t, Updated, out)
+	assert.Same(t, b, got)
+	assert.False(t, f.Delete([]byte(`k="a"`), sameHash))
+	f.Unlock()
+
+	assert.Equal(t, []string{`k="b"`, `k="c"`}, labelsOf(f))
+	assert.Equal(t, int64(2), st.SeriesCount())
+	assert.Equal(t, int64(2), res.SeriesCount())
+}
+
+func TestLimits(t *testing.T) {
+	st := New(3, 2)
+	f, _ := st.Family("g", KindGauge, "", "")
+	r1, r2 := st.Resource("a", "1", 0), st.Resource("b", "2", 0)
+	f.Lock()
+	defer f.Unlock()
+	upsert := func(r *Resource, l string) Outcome {
+		_, out := f.Upsert([]byte(l), HashLabels([]byte(l)), r, 0)
+		return out
+	}
+	assert.Equal(t, Created, upsert(r1, "x"))
+	assert.Equal(t, Created, upsert(r1, "y"))
+	assert.Equal(t, RefusedMaxSeriesPerResource, upsert(r1, "z"))
+	assert.Equal(t, Updated, upsert(r1, "x"), "existing series keep updating at the limit")
+	assert.Equal(t, Created, upsert(r2, "p"))
+	assert.Equal(t, RefusedMaxSeries, upsert(r2, "q"))
+	assert.Equal(t, int64(3), st.SeriesCount())
+	assert.Equal(t, int64(1), r2.SeriesCount())
+}
+
+func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
+	st := New(1<<20, 1<<20)
+	res := st.Resource("j", "i", 0)
+	f, _ := st.Family("g", KindGauge, "", "")
+	other, _ := st.Family("h", KindGauge, "", "")
+	const n = 3*chunk + 17
+	f.Lock()
+	for i := range n {
+		l := fmt.Appendf(nil, `i="%d"`, i)
+		// Every third series is fresh.
+		updated := int64(0)
+		if i%3 == 0 {
+			updated = 100
+		}
+		f.Upsert(l, HashLabels(l), res, updated)
+	}
+	f.Unlock()
+	other.Lock()
+	other.Upsert([]byte(`x="1"`), HashLabels([]byte(`x="1"`)), res, 0)
+	other.Unlock()
+
+	expired := st.Sweep(50)
+	assert.Equal(t, n-(n+2)/3+1, expired)
+	assert.Equal(t, (n+2)/3, f.Len())
+	for _, l := range labelsOf(f) {
+		var i int
+		_, err := fmt.Sscanf(l, `i="%d"`, &i)
+		require.NoError(t, err)
+		assert.Zero(t, i%3, "a fresh series survives, a stale one does not: %s", l)
+	}
+	// The emptied family is gone and marked dead for late writers.
+	names := []string{}
+	for _, fam := range st.Families() {
+		names = append(names, fam.Name)
+	}
+	assert.Equal(t, []string{"g"}, names)
+	other.Lock()
+	assert.True(t, other.Dead())
+	other.Unlock()
+	assert.Equal(t, int64(f.Len()), st.SeriesCount())
+}
+
+func TestRangeVisitsEverySeriesOnce(t *testing.T) {
+	st := New(1<<20, 1<<20)
+	res := st.Resource("j", "i", 0)
+	f, _ := st.Family("g", KindGauge, "", "")
+	const n = 2*chunk + 5
+	f.Lock()
+	for i := range n {
+		l := fmt.Appendf(nil, `i="%d"`, i)
+		f.Upsert(l, HashLabels(l), res, 0)
+	}
+	f.Unlock()
+	seen := map[string]int{}
+	f.Range(func(s *Series) { seen[s.Labels]++ })
+	assert.Len(t, seen, n)
+	for l, c := range seen {
+		assert.Equal(t, 1, c, l)
+	}
+}
+
+func TestTypeConflictKeepsFirstKind(t *testing.T) {
+	st := New(10, 10)
+	f1, ok := st.Family("m", KindCounter, "first", "")
+	require.True(t, ok)
+	f2, ok := st.Family("m", KindGauge, "second", "")
+	assert.False(t, ok)
+	assert.Same(t, f1, f2)
+	assert.Equal(t, KindCounter, f2.Kind)
+	assert.Equal(t, "first", f2.Help)
+}
+
+func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
+	st := New(10, 10)
+	r := st.Resource("j", "i", 100)
+	r.SetTargetInfo(`instance="i",job="j"`)
+	st.Sweep(50)
+	assert.Same(t, r, st.Resource("j", "i", 200), "a resource touched after the cutoff is kept")
+	st.Sweep(300)
+	assert.NotSame(t, r, st.Resource("j", "i", 400), "an idle resource without series is removed")
+}
