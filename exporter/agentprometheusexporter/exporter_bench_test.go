@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"testing"
 
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -113,5 +114,28 @@ func BenchmarkScrapeText(b *testing.B) {
 		if err := exposition.WriteText(bw, exp.store, exp.expo); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkRetainedMemory reports heap bytes per series held, after GC, for
+// 100 agents × 1000 series (100k OTLP series).
+func BenchmarkRetainedMemory(b *testing.B) {
+	for range b.N {
+		batches := make([]pmetric.Metrics, 100)
+		for a := range batches {
+			batches[a] = agentBatch(a, 100)
+		}
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		exp := benchExporter(b)
+		for _, md := range batches {
+			_ = exp.consumeMetrics(context.Background(), md)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(exp.store.SeriesCount()), "B/series")
+		runtime.KeepAlive(exp)
+		runtime.KeepAlive(batches)
 	}
 }

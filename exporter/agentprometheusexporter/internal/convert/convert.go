@@ -106,7 +106,7 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 		out.Conflicts = slices.Clone(out.Conflicts)
 	}
 	w.stats.reset()
-	w.last = nil
+	w.last, w.hints = nil, nil
 	c.workers.Put(w)
 	return out
 }
@@ -136,9 +136,14 @@ type worker struct {
 	keys  []string
 	vals  []pcommon.Value
 	pairs []labelPair
-	buf   []byte // the rendered label set of the current point
+	buf   []byte // backs lbl
+	lbl   []byte // the rendered label set of the current point
+	tmpl  template
 	id    descriptors.Identity
 	last  *descriptors.Descriptor
+
+	hints *[]*store.Series // position hints of the current family and resource
+	pos   int              // position of the current point in its metric
 }
 
 func extractJob(attrs pcommon.Map) (string, bool) {
@@ -244,5 +249,5 @@ func (w *worker) scope(sm pmetric.ScopeMetrics) {
 		_, _ = d.Write([]byte{0xfe})
 	}
 	w.baseSig = d.Sum64()
-	w.last = nil
+	w.last = nil // base values changed: the template must be compiled again
 }

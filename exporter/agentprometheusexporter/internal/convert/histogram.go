@@ -70,11 +70,13 @@ func newBoundsIntern() *boundsIntern { return &boundsIntern{byHash: map[uint64]*
 // match. Bounds are sorted and de-duplicated, and a bucket's count is taken
 // at the bound's first position, as contrib does.
 func (bi *boundsIntern) fill(h *store.Histogram, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice) *store.Histogram {
-	if h == nil || !boundsEqual(h.Bounds, bounds) || !sortedDistinct(bounds) {
+	// Stored bounds are sorted and distinct, so equal bounds need no checks.
+	same := h != nil && boundsEqual(h.Bounds, bounds)
+	if !same {
 		b := bi.get(bounds)
 		h = &store.Histogram{Bounds: b, Cumulative: make([]uint64, len(b.Values))}
 	}
-	if sortedDistinct(bounds) {
+	if same || sortedDistinct(bounds) {
 		var cum uint64
 		for i := range h.Cumulative {
 			if i < counts.Len() {

@@ -11,27 +11,130 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// labels renders the label set of a point of family f into w.buf and returns
+// labels renders the label set of a point of family f into w.lbl and returns
 // false when an attribute name cannot be translated.
 //
 // The hot path is the memo: consecutive points of a metric nearly always have
 // the same attribute keys, so the previous descriptor is checked first with a
 // few string comparisons; the LRU is consulted only when the keys change.
+// The descriptor's template for the current scope then renders the point
+// with one copy per run of base labels.
 func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
-	w.keys, w.vals = w.keys[:0], w.vals[:0]
-	for k, v := range attrs.All() {
-		w.keys = append(w.keys, k)
-		w.vals = append(w.vals, v)
-	}
 	d := w.last
-	if d == nil || d.Family != f.Name || d.BaseSig != w.baseSig || !slices.Equal(d.Keys, w.keys) {
+	if d != nil && (d.Family != f.Name || d.BaseSig != w.baseSig || len(d.Keys) != attrs.Len()) {
+		d = nil
+	}
+	// Collect the values, and the keys only once they differ from the memo's.
+	w.vals, w.keys = w.vals[:0], w.keys[:0]
+	for k, v := range attrs.All() {
+		i := len(w.vals)
+		w.vals = append(w.vals, v)
+		if d != nil && d.Keys[i] != k {
+			w.keys = append(w.keys, d.Keys[:i]...)
+			d = nil
+		}
+		if d == nil {
+			w.keys = append(w.keys, k)
+		}
+	}
+	if d == nil {
 		if d = w.descriptor(f); d == nil {
 			return false
 		}
 		w.last = d
+		w.tmpl.compile(d, w.base)
 	}
-	w.buf = w.render(w.buf[:0], d)
+	if w.tmpl.ok {
+		w.buf = w.tmpl.render(w.buf[:0], w.vals)
+		w.lbl = w.buf[min(1, len(w.buf)):] // drop the leading comma
+	} else {
+		w.buf = w.render(w.buf[:0], d)
+		w.lbl = w.buf
+	}
 	return true
+}
+
+// template is a descriptor's label set with the current scope's base label
+// values filled in: runs of base labels are literal bytes between the slots
+// of the point attributes. Every label is written as `,name="value"`; the
+// caller drops the first comma.
+type template struct {
+	ok     bool // false when collisions involve point attributes: render() then
+	pieces []piece
+	arena  []byte
+	group  []byte // scratch for one label's value
+}
+
+type piece struct {
+	lit  []byte // literal run of base labels; nil for an attribute slot
+	open string // `,name="` of an attribute slot
+	attr int    // index of the point attribute
+}
+
+func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
+	t.ok, t.pieces, t.arena = true, t.pieces[:0], t.arena[:0]
+	litStart := -1
+	flush := func() {
+		if litStart >= 0 && litStart < len(t.arena) {
+			t.pieces = append(t.pieces, piece{lit: t.arena[litStart:len(t.arena):len(t.arena)]})
+		}
+		litStart = -1
+	}
+	for i := 0; i < len(d.Steps); i++ {
+		st := d.Steps[i]
+		joined := i+1 < len(d.Steps) && d.Steps[i+1].Prefix == ""
+		if st.Source >= 0 {
+			if joined {
+				t.ok = false
+				return
+			}
+			flush()
+			t.pieces = append(t.pieces, piece{open: "," + st.Prefix, attr: st.Source})
+			continue
+		}
+		// A base label, possibly joined with further base labels.
+		group := append(t.group[:0], base[-st.Source-1].value...)
+		for i+1 < len(d.Steps) && d.Steps[i+1].Prefix == "" {
+			i++
+			if d.Steps[i].Source >= 0 {
+				t.ok = false
+				return
+			}
+			group = append(append(group, ';'), base[-d.Steps[i].Source-1].value...)
+		}
+		t.group = group
+		if len(group) == 0 {
+			continue // an empty label is an absent one
+		}
+		if litStart < 0 {
+			litStart = len(t.arena)
+		}
+		t.arena = append(t.arena, ',')
+		t.arena = append(t.arena, st.Prefix...)
+		t.arena = append(t.arena, group...)
+		t.arena = append(t.arena, '"')
+	}
+	flush()
+}
+
+func (t *template) render(b []byte, vals []pcommon.Value) []byte {
+	for i := range t.pieces {
+		p := &t.pieces[i]
+		if p.lit != nil {
+			b = append(b, p.lit...)
+			continue
+		}
+		start := len(b)
+		b = append(b, p.open...)
+		valueStart := len(b)
+		b = appendValue(b, vals[p.attr])
+		if len(b) == valueStart {
+			b = b[:start] // an empty label is an absent one
+			continue
+		}
+		b = append(b, '"')
+	}
+	return b
 }
 
 // render appends the label set: groups of steps that share a label name,

@@ -31,6 +31,7 @@ func (w *worker) metric(m pmetric.Metric) {
 		return
 	}
 	defer f.Unlock()
+	w.hints, w.pos = f.Hints(w.res), 0
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		dps := m.Gauge().DataPoints()
@@ -119,9 +120,16 @@ func (w *worker) family(name string, kind store.Kind, m pmetric.Metric) *store.F
 	}
 }
 
-// upsert finds or creates the series of the rendered labels, counting refusals.
-func (w *worker) upsert(f *store.Family) (*store.Series, store.Outcome) {
-	s, outcome := f.Upsert(w.buf, store.HashLabels(w.buf), w.res, w.now)
+// upsert finds or creates the series of the rendered labels, counting
+// refusals. The series this position of the resource's previous batch
+// resolved to is tried first.
+func (w *worker) upsert(f *store.Family, pos int) (*store.Series, store.Outcome) {
+	if s := f.Reuse(w.hints, pos, w.lbl, w.now); s != nil {
+		w.stats.Updated++
+		return s, store.Updated
+	}
+	s, outcome := f.Upsert(w.lbl, store.HashLabels(w.lbl), w.res, w.now)
+	f.Remember(w.hints, pos, s)
 	switch outcome {
 	case store.Created:
 		w.stats.Created++
@@ -138,18 +146,20 @@ func (w *worker) upsert(f *store.Family) (*store.Series, store.Outcome) {
 // point is what the typed handlers share: resolve labels, honour
 // NoRecordedValue, find the series and reject out-of-order points.
 func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp) (*store.Series, store.Outcome) {
+	pos := w.pos
+	w.pos++
 	if !w.labels(f, attrs) {
 		w.stats.drop(InvalidName, 1)
 		return nil, store.RefusedMaxSeries
 	}
 	if flags.NoRecordedValue() {
 		// The series ended: remove it alone, not the rest of the metric.
-		if f.Delete(w.buf, store.HashLabels(w.buf)) {
+		if f.Delete(w.lbl, store.HashLabels(w.lbl)) {
 			w.stats.Removed++
 		}
 		return nil, store.RefusedMaxSeries
 	}
-	s, outcome := w.upsert(f)
+	s, outcome := w.upsert(f, pos)
 	if s != nil && outcome == store.Updated && int64(ts) < s.Timestamp {
 		w.stats.Updated--
 		w.stats.drop(OutOfOrder, 1)

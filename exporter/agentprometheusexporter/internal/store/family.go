@@ -25,7 +25,11 @@ type Family struct {
 	// rare series whose hash another label set already took.
 	index    map[uint64]int32
 	overflow map[string]int32
-	dead     bool // removed from the store; ingestion must look it up again
+	// hints remember, per resource, the series each point position of its
+	// previous batch resolved to: agents send the same shape every time, so
+	// most points find their series without hashing or probing the index.
+	hints map[*Resource]*[]*Series
+	dead  bool // removed from the store; ingestion must look it up again
 }
 
 // Outcome tells what Upsert did.
@@ -89,6 +93,37 @@ func (f *Family) Upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 	return s, Created
 }
 
+// Hints returns the position hints of a resource. Call with the family locked.
+func (f *Family) Hints(res *Resource) *[]*Series {
+	h := f.hints[res]
+	if h == nil {
+		h = new([]*Series)
+		f.hints[res] = h
+	}
+	return h
+}
+
+// Reuse returns the series hinted at position i when it still exists and has
+// these labels, marking it updated. Call with the family locked.
+func (f *Family) Reuse(h *[]*Series, i int, labels []byte, now int64) *Series {
+	if i < len(*h) {
+		if s := (*h)[i]; s != nil && !s.removed && s.Labels == string(labels) {
+			s.updated = now
+			return s
+		}
+	}
+	return nil
+}
+
+// Remember records s as the series of position i. Call with the family locked.
+func (f *Family) Remember(h *[]*Series, i int, s *Series) {
+	if i < len(*h) {
+		(*h)[i] = s
+	} else if i == len(*h) {
+		*h = append(*h, s)
+	}
+}
+
 // Delete removes the series with these labels, if any. Call with the family locked.
 func (f *Family) Delete(labels []byte, hash uint64) bool {
 	i, ok := f.lookup(labels, hash)
@@ -129,6 +164,7 @@ func (f *Family) remove(i int32) {
 	}
 	f.series[last] = nil
 	f.series = f.series[:last]
+	s.removed = true
 	s.Resource.series.Add(-1)
 	f.store.total.Add(-1)
 }
@@ -174,8 +210,14 @@ func (f *Family) sweep(cutoff int64) (expired int, empty bool) {
 		}
 		f.mu.Unlock()
 	}
-	f.mu.RLock()
+	f.mu.Lock()
+	// Forget the hints of resources that hold nothing any more.
+	for res := range f.hints {
+		if res.series.Load() == 0 {
+			delete(f.hints, res)
+		}
+	}
 	empty = len(f.series) == 0
-	f.mu.RUnlock()
+	f.mu.Unlock()
 	return expired, empty
 }

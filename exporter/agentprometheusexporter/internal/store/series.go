@@ -8,6 +8,7 @@ type Series struct {
 	Labels   string
 	hash     uint64
 	index    int32
+	removed  bool // taken out of its family; position hints must not reuse it
 	Resource *Resource
 
 	updated int64 // store clock at the last update, unix nanoseconds

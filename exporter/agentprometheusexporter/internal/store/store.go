@@ -44,7 +44,7 @@ func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, o
 		if f = st.families[name]; f == nil {
 			f = &Family{
 				Name: name, Help: help, Unit: unit, Kind: kind, store: st,
-				index: map[uint64]int32{}, overflow: map[string]int32{},
+				index: map[uint64]int32{}, overflow: map[string]int32{}, hints: map[*Resource]*[]*Series{},
 			}
 			st.families[name] = f
 		}
