@@ -3,44 +3,158 @@ package grpcstatsprocessor // import "github.com/statsgate/statsgate/processor/g
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/gobwas/glob"
 	"go.opentelemetry.io/collector/component"
-)
+	"go.opentelemetry.io/collector/confmap"
 
-// Target names the canonical form that recognised RPC metrics are rewritten into.
-type Target string
-
-const (
-	// TargetSemconv is the released OpenTelemetry RPC semantic conventions, as
-	// current otelgrpc emits them (rpc.server.call.duration in seconds, ...).
-	TargetSemconv Target = "semconv"
-	// TargetGRPC is the gRFC A66 naming of grpc-go's own OpenTelemetry plugin
-	// (grpc.server.call.duration, grpc.method, grpc.status, ...).
-	TargetGRPC Target = "grpc"
+	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 )
 
 // Config defines the configuration of the grpcstats processor.
 type Config struct {
 	// Target is the canonical form: "semconv" (default) or "grpc".
-	Target Target `mapstructure:"target"`
+	Target dialect.Target `mapstructure:"target"`
+	// Sinks are the dialects to merge, highest precedence first. Absent means
+	// every dialect, the target's own first; an empty list means none.
+	Sinks []dialect.Dialect `mapstructure:"sinks"`
+	// Duplicates is "drop" (default) or "keep".
+	Duplicates string `mapstructure:"duplicates"`
+	// DuplicateWindow is how long a resource's chosen dialect is remembered
+	// across batches.
+	DuplicateWindow time.Duration `mapstructure:"duplicate_window"`
+	// MaxResources bounds the resources whose chosen dialects are remembered.
+	MaxResources int `mapstructure:"max_resources"`
+	// HistogramBounds is "keep": converted histograms keep their bounds
+	// (scaled with the unit).
+	HistogramBounds string `mapstructure:"histogram_bounds"`
+	// Methods guards rpc.method cardinality.
+	Methods MethodsConfig `mapstructure:"methods"`
+	// DropAttributes are removed from converted points.
+	DropAttributes []string `mapstructure:"drop_attributes"`
+
+	// noSinks records an explicit empty sinks list, which decodes like an
+	// absent one: no dialect rather than all of them.
+	noSinks bool
 
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
 
-var _ component.Config = (*Config)(nil)
+// MethodsConfig bounds the methods kept per service.
+type MethodsConfig struct {
+	// MaxPerService is how many distinct methods of one service (the
+	// resource's service.name) are kept; further ones become the target's
+	// "other" method. 0 disables the guard.
+	MaxPerService int `mapstructure:"max_per_service"`
+	// Allow lists method patterns that are always kept (glob, '*' matches
+	// any run of characters, e.g. "grpc.health.v1.Health/*").
+	Allow []string `mapstructure:"allow"`
+}
 
-// Validate checks that the configuration is usable.
+const (
+	duplicatesDrop = "drop"
+	duplicatesKeep = "keep"
+	boundsKeep     = "keep"
+)
+
+var (
+	_ component.Config    = (*Config)(nil)
+	_ confmap.Unmarshaler = (*Config)(nil)
+)
+
+// Unmarshal decodes the configuration and notes an explicit `sinks: []`.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	cfg.noSinks = conf.IsSet("sinks") && len(cfg.Sinks) == 0
+	return nil
+}
+
+// Validate checks that the configuration is usable; each error names its option.
 func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Target {
-	case TargetSemconv, TargetGRPC:
+	case dialect.TargetSemconv, dialect.TargetGRPC:
 	default:
-		errs = append(errs, fmt.Errorf("target: unknown value %q (want %q or %q)", cfg.Target, TargetSemconv, TargetGRPC))
+		errs = append(errs, fmt.Errorf("target: unknown value %q (want %q or %q)", cfg.Target, dialect.TargetSemconv, dialect.TargetGRPC))
+	}
+	seen := map[dialect.Dialect]bool{}
+	for i, d := range cfg.Sinks {
+		switch {
+		case !slices.Contains(dialect.All, d):
+			errs = append(errs, fmt.Errorf("sinks[%d]: unknown dialect %q (known: %s)", i, d, joinDialects(dialect.All)))
+		case seen[d]:
+			errs = append(errs, fmt.Errorf("sinks[%d]: dialect %q is listed twice", i, d))
+		}
+		seen[d] = true
+	}
+	switch cfg.Duplicates {
+	case duplicatesDrop, duplicatesKeep:
+	default:
+		errs = append(errs, fmt.Errorf("duplicates: unknown value %q (want %q or %q)", cfg.Duplicates, duplicatesDrop, duplicatesKeep))
+	}
+	if cfg.DuplicateWindow <= 0 {
+		errs = append(errs, fmt.Errorf("duplicate_window: must be positive, got %v", cfg.DuplicateWindow))
+	}
+	if cfg.MaxResources <= 0 {
+		errs = append(errs, fmt.Errorf("max_resources: must be positive, got %d", cfg.MaxResources))
+	}
+	if cfg.HistogramBounds != boundsKeep {
+		errs = append(errs, fmt.Errorf("histogram_bounds: unsupported value %q (only %q is available)", cfg.HistogramBounds, boundsKeep))
+	}
+	if cfg.Methods.MaxPerService < 0 {
+		errs = append(errs, fmt.Errorf("methods::max_per_service: must not be negative, got %d", cfg.Methods.MaxPerService))
+	}
+	for i, p := range cfg.Methods.Allow {
+		if _, err := glob.Compile(p); err != nil || p == "" {
+			errs = append(errs, fmt.Errorf("methods::allow[%d]: invalid pattern %q", i, p))
+		}
+	}
+	for i, a := range cfg.DropAttributes {
+		if a == "" {
+			errs = append(errs, fmt.Errorf("drop_attributes[%d]: must not be empty", i))
+		}
 	}
 	return errors.Join(errs...)
 }
 
+func joinDialects(ds []dialect.Dialect) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = string(d)
+	}
+	return strings.Join(s, ", ")
+}
+
+// precedence returns the configured sinks, or every dialect with the
+// target's own first when the option is absent.
+func (cfg *Config) precedence() []dialect.Dialect {
+	if len(cfg.Sinks) > 0 || cfg.noSinks {
+		return cfg.Sinks
+	}
+	own := cfg.Target.Dialect()
+	out := []dialect.Dialect{own}
+	for _, d := range dialect.All {
+		if d != own {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func createDefaultConfig() component.Config {
-	return &Config{Target: TargetSemconv}
+	return &Config{
+		Target:          dialect.TargetSemconv,
+		Duplicates:      duplicatesDrop,
+		DuplicateWindow: 2 * time.Minute,
+		MaxResources:    100_000,
+		HistogramBounds: boundsKeep,
+		Methods:         MethodsConfig{MaxPerService: 100},
+		DropAttributes:  []string{"net.sock.peer.addr", "net.sock.peer.port", "network.peer.address", "network.peer.port"},
+	}
 }

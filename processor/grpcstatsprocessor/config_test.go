@@ -3,6 +3,7 @@ package grpcstatsprocessor
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -10,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/metadata"
 )
 
@@ -27,15 +29,34 @@ func loadConfig(t *testing.T, name string) (*Config, error) {
 }
 
 func TestLoadConfig(t *testing.T) {
-	t.Run("defaults", func(t *testing.T) {
+	t.Run("defaults merge every dialect into semconv, semconv first", func(t *testing.T) {
 		cfg, err := loadConfig(t, "")
 		require.NoError(t, err)
-		assert.Equal(t, TargetSemconv, cfg.Target)
+		assert.Equal(t, dialect.TargetSemconv, cfg.Target)
+		assert.Equal(t, []dialect.Dialect{dialect.Semconv, dialect.GRPCNative, dialect.SemconvLegacy, dialect.OpenCensus, dialect.GRPCPrometheus}, cfg.precedence())
+		assert.Equal(t, duplicatesDrop, cfg.Duplicates)
+		assert.Equal(t, 2*time.Minute, cfg.DuplicateWindow)
+		assert.Equal(t, 100, cfg.Methods.MaxPerService)
 	})
-	t.Run("grpc target", func(t *testing.T) {
+	t.Run("grpc target puts grpc_native first", func(t *testing.T) {
 		cfg, err := loadConfig(t, "grpc")
 		require.NoError(t, err)
-		assert.Equal(t, TargetGRPC, cfg.Target)
+		assert.Equal(t, dialect.GRPCNative, cfg.precedence()[0])
+	})
+	t.Run("every option decodes", func(t *testing.T) {
+		cfg, err := loadConfig(t, "all")
+		require.NoError(t, err)
+		assert.Equal(t, []dialect.Dialect{dialect.OpenCensus, dialect.GRPCNative}, cfg.precedence())
+		assert.Equal(t, duplicatesKeep, cfg.Duplicates)
+		assert.Equal(t, 5*time.Minute, cfg.DuplicateWindow)
+		assert.Equal(t, 10, cfg.MaxResources)
+		assert.Equal(t, MethodsConfig{MaxPerService: 7, Allow: []string{"grpc.health.v1.Health/*"}}, cfg.Methods)
+		assert.Equal(t, []string{"peer.ip"}, cfg.DropAttributes)
+	})
+	t.Run("an empty sinks list means no dialect", func(t *testing.T) {
+		cfg, err := loadConfig(t, "none")
+		require.NoError(t, err)
+		assert.Empty(t, cfg.precedence())
 	})
 	t.Run("misspelt key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "misspelt")
@@ -45,4 +66,29 @@ func TestLoadConfig(t *testing.T) {
 		_, err := loadConfig(t, "bad_target")
 		require.ErrorContains(t, err, `target: unknown value "opencensus"`)
 	})
+}
+
+func TestValidateNamesTheOption(t *testing.T) {
+	tests := []struct {
+		name    string
+		modify  func(*Config)
+		wantErr string
+	}{
+		{"unknown dialect", func(c *Config) { c.Sinks = []dialect.Dialect{"zipkin"} }, `sinks[0]: unknown dialect "zipkin"`},
+		{"repeated dialect", func(c *Config) { c.Sinks = []dialect.Dialect{dialect.Semconv, dialect.Semconv} }, `sinks[1]: dialect "semconv" is listed twice`},
+		{"bad duplicates", func(c *Config) { c.Duplicates = "merge" }, `duplicates: unknown value "merge"`},
+		{"zero window", func(c *Config) { c.DuplicateWindow = 0 }, "duplicate_window: must be positive"},
+		{"zero max_resources", func(c *Config) { c.MaxResources = 0 }, "max_resources: must be positive"},
+		{"common bounds", func(c *Config) { c.HistogramBounds = "common" }, `histogram_bounds: unsupported value "common"`},
+		{"negative methods", func(c *Config) { c.Methods.MaxPerService = -1 }, "methods::max_per_service: must not be negative"},
+		{"bad allow pattern", func(c *Config) { c.Methods.Allow = []string{"[unclosed"} }, `methods::allow[0]: invalid pattern "[unclosed"`},
+		{"empty drop attribute", func(c *Config) { c.DropAttributes = []string{""} }, "drop_attributes[0]: must not be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := createDefaultConfig().(*Config)
+			tt.modify(cfg)
+			require.ErrorContains(t, cfg.Validate(), tt.wantErr)
+		})
+	}
 }

@@ -26,6 +26,9 @@ type TelemetryBuilder struct {
 	meter                                 metric.Meter
 	mu                                    sync.Mutex
 	registrations                         []metric.Registration
+	ProcessorGrpcstatsDuplicatesDropped   metric.Int64Counter
+	ProcessorGrpcstatsMethodsCollapsed    metric.Int64Counter
+	ProcessorGrpcstatsPointsConverted     metric.Int64Counter
 	ProcessorGrpcstatsPointsPassedThrough metric.Int64Counter
 }
 
@@ -58,9 +61,27 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ProcessorGrpcstatsDuplicatesDropped, err = builder.meter.Int64Counter(
+		"otelcol_processor_grpcstats_duplicates_dropped",
+		metric.WithDescription("Data points dropped because their resource reports the same calls through a dialect of higher precedence. [Development]"),
+		metric.WithUnit("{point}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGrpcstatsMethodsCollapsed, err = builder.meter.Int64Counter(
+		"otelcol_processor_grpcstats_methods_collapsed",
+		metric.WithDescription("Data points whose method was replaced by the target's other method because its service reached methods::max_per_service. [Development]"),
+		metric.WithUnit("{point}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ProcessorGrpcstatsPointsConverted, err = builder.meter.Int64Counter(
+		"otelcol_processor_grpcstats_points_converted",
+		metric.WithDescription("Data points rewritten into the target form. [Development]"),
+		metric.WithUnit("{point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ProcessorGrpcstatsPointsPassedThrough, err = builder.meter.Int64Counter(
 		"otelcol_processor_grpcstats_points_passed_through",
-		metric.WithDescription("Number of data points handed on unchanged because no dialect recognised them. [Development]"),
+		metric.WithDescription("Data points handed on unchanged because no configured dialect recognised their metric. [Development]"),
 		metric.WithUnit("{point}"),
 	)
 	errs = errors.Join(errs, err)

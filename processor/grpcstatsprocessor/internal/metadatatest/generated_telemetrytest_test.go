@@ -19,7 +19,19 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ProcessorGrpcstatsDuplicatesDropped.Add(context.Background(), 1)
+	tb.ProcessorGrpcstatsMethodsCollapsed.Add(context.Background(), 1)
+	tb.ProcessorGrpcstatsPointsConverted.Add(context.Background(), 1)
 	tb.ProcessorGrpcstatsPointsPassedThrough.Add(context.Background(), 1)
+	AssertEqualProcessorGrpcstatsDuplicatesDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGrpcstatsMethodsCollapsed(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualProcessorGrpcstatsPointsConverted(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualProcessorGrpcstatsPointsPassedThrough(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

@@ -1,0 +1,88 @@
+package dialect // import "github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
+
+import (
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// otelgrpcScope is the instrumentation scope of otelgrpc.
+const otelgrpcScope = "go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+
+// semconvOwn are the keys current otelgrpc writes, plus the old ones that
+// its rpc/dup mode adds to the new metrics.
+var semconvOwn = keySet("rpc.method", "rpc.response.status_code", "rpc.system.name", "error.type",
+	"server.address", "server.port", "rpc.service", "rpc.system", "rpc.grpc.status_code")
+
+type semconv struct {
+	byName
+	// unitBug converts otelgrpc v0.65.0's durations: unit "s", values in ms.
+	unitBug map[string]*Rule
+}
+
+// newSemconv recognises the released RPC semantic conventions (otelgrpc
+// ≥ v0.65). Converting them into the semconv target only cleans them up:
+// rpc/dup's extra old keys, v0.65.0's CamelCase status and millisecond values.
+func newSemconv() Sink {
+	rule := func(c Concept, divisor float64) *Rule {
+		return &Rule{Dialect: Semconv, Concept: c, Divisor: divisor, Own: semconvOwn, Read: readSemconv}
+	}
+	return &semconv{
+		byName: byName{dialect: Semconv, rules: map[string]named{
+			"rpc.server.call.duration": {rule(ServerCallDuration, 1), pmetric.MetricTypeHistogram, "s"},
+			"rpc.client.call.duration": {rule(ClientCallDuration, 1), pmetric.MetricTypeHistogram, "s"},
+		}},
+		unitBug: map[string]*Rule{
+			"rpc.server.call.duration": rule(ServerCallDuration, 1000),
+			"rpc.client.call.duration": rule(ClientCallDuration, 1000),
+		},
+	}
+}
+
+func (s *semconv) Recognize(scope pcommon.InstrumentationScope, m pmetric.Metric) *Rule {
+	r := s.lookup(m)
+	if r != nil && scope.Name() == otelgrpcScope && scope.Version() == "0.65.0" {
+		return s.unitBug[m.Name()]
+	}
+	return r
+}
+
+// readSemconv reads both the current keys and, for rpc/dup and older
+// shapes, the legacy ones.
+func readSemconv(attrs pcommon.Map, f *Facts) {
+	for k, v := range attrs.All() {
+		switch k {
+		case "rpc.method":
+			if m := v.Str(); m == "_OTHER" {
+				f.Other = true
+			} else {
+				f.Method = m
+			}
+		case "rpc.service":
+			f.Service = v.Str()
+		case "rpc.response.status_code", "rpc.grpc.status_code":
+			f.Status = StatusName(v)
+		case "server.address", "net.peer.name":
+			f.ServerAddress = v.AsString()
+		case "server.port", "net.peer.port":
+			f.ServerPort = portOf(v)
+		}
+	}
+}
+
+func portOf(v pcommon.Value) int64 {
+	switch v.Type() {
+	case pcommon.ValueTypeInt:
+		return v.Int()
+	case pcommon.ValueTypeStr:
+		var p int64
+		for _, r := range v.Str() {
+			if r < '0' || r > '9' {
+				return 0
+			}
+			p = p*10 + int64(r-'0')
+		}
+		return p
+	default:
+		return 0
+	}
+}
