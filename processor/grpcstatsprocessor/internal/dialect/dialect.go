@@ -150,7 +150,9 @@ func (s *byName) lookup(m pmetric.Metric) *Rule {
 	return n.rule
 }
 
-func (s *byName) Recognize(_ pcommon.InstrumentationScope, m pmetric.Metric) *Rule { return s.lookup(m) }
+func (s *byName) Recognize(_ pcommon.InstrumentationScope, m pmetric.Metric) *Rule {
+	return s.lookup(m)
+}
 
 func keySet(keys ...string) func(string) bool {
 	set := make(map[string]bool, len(keys))
