@@ -1,0 +1,85 @@
+package dialect
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+func TestStatusName(t *testing.T) {
+	tests := []struct {
+		in   pcommon.Value
+		want string
+	}{
+		{pcommon.NewValueInt(0), "OK"},
+		{pcommon.NewValueInt(5), "NOT_FOUND"},
+		{pcommon.NewValueInt(16), "UNAUTHENTICATED"},
+		{pcommon.NewValueInt(99), "99"},
+		{pcommon.NewValueStr("NotFound"), "NOT_FOUND"},
+		{pcommon.NewValueStr("Canceled"), "CANCELLED"},
+		{pcommon.NewValueStr("DEADLINE_EXCEEDED"), "DEADLINE_EXCEEDED"},
+		{pcommon.NewValueStr("12"), "UNIMPLEMENTED"},
+		{pcommon.NewValueStr("weird"), "weird"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, StatusName(tt.in), tt.in.AsString())
+	}
+}
+
+func TestSplitTarget(t *testing.T) {
+	for target, want := range map[string]struct {
+		host string
+		port int64
+	}{
+		"dns:///api.internal:443":        {"api.internal", 443},
+		"passthrough:///127.0.0.1:50051": {"127.0.0.1", 50051},
+		"localhost:8080":                 {"localhost", 8080},
+		"dns:///[::1]:9000":              {"::1", 9000},
+		"unix:///run/app.sock":           {"app.sock", 0},
+	} {
+		host, port := splitTarget(target)
+		assert.Equal(t, want.host, host, target)
+		assert.Equal(t, want.port, port, target)
+	}
+}
+
+func TestRecognizeChecksTypeAndUnit(t *testing.T) {
+	s := New(SemconvLegacy, TargetSemconv)
+	m := pmetric.NewMetric()
+	m.SetName("rpc.server.duration")
+	m.SetEmptyHistogram()
+	m.SetUnit("ms")
+	assert.NotNil(t, s.Recognize(pcommon.NewInstrumentationScope(), m))
+	m.SetUnit("s") // not the unit this dialect uses: scaling would be wrong
+	assert.Nil(t, s.Recognize(pcommon.NewInstrumentationScope(), m))
+	m.SetUnit("ms")
+	m.SetEmptyGauge()
+	assert.Nil(t, s.Recognize(pcommon.NewInstrumentationScope(), m))
+}
+
+func TestUnitBugRecognisedByScopeVersion(t *testing.T) {
+	s := New(Semconv, TargetSemconv)
+	m := pmetric.NewMetric()
+	m.SetName("rpc.server.call.duration")
+	m.SetUnit("s")
+	m.SetEmptyHistogram()
+	scope := pcommon.NewInstrumentationScope()
+	scope.SetName(otelgrpcScope)
+	scope.SetVersion("0.65.0")
+	assert.Equal(t, 1000.0, s.Recognize(scope, m).Divisor)
+	scope.SetVersion("0.66.0")
+	assert.Equal(t, 1.0, s.Recognize(scope, m).Divisor)
+}
+
+func TestStartedOnlyIntoGRPCTarget(t *testing.T) {
+	m := pmetric.NewMetric()
+	m.SetName("grpc_server_started_total")
+	m.SetEmptySum().SetIsMonotonic(true)
+	assert.Nil(t, New(GRPCPrometheus, TargetSemconv).Recognize(pcommon.NewInstrumentationScope(), m), "semconv has no started metric")
+	r := New(GRPCPrometheus, TargetGRPC).Recognize(pcommon.NewInstrumentationScope(), m)
+	if assert.NotNil(t, r) {
+		assert.Equal(t, ServerCallStarted, r.Concept)
+	}
+}
