@@ -117,6 +117,7 @@ type batchWork struct {
 	seen    dedupe.Seen
 	service string
 	guard   dialect.Guard // w.method, bound once
+	rewrite *dialect.Rewriter
 
 	passed, collapsed  int64
 	converted, dropped map[dialect.Dialect]int64
@@ -125,6 +126,7 @@ type batchWork struct {
 func newBatchWork(p *grpcStatsProcessor) *batchWork {
 	w := &batchWork{p: p, converted: map[dialect.Dialect]int64{}, dropped: map[dialect.Dialect]int64{}}
 	w.guard = w.method
+	w.rewrite = p.writer.NewRewriter()
 	return w
 }
 
@@ -173,7 +175,7 @@ func (w *batchWork) resource(rm pmetric.ResourceMetrics, now int64) {
 			w.dropped[f.rule.Dialect] += int64(pointCount(m))
 			continue
 		}
-		points, collapsed := p.writer.Rewrite(m, f.rule, w.guard)
+		points, collapsed := w.rewrite.Rewrite(m, f.rule, w.guard)
 		w.converted[f.rule.Dialect] += int64(points)
 		w.collapsed += int64(collapsed)
 	}

@@ -66,11 +66,37 @@ func NewWriter(t Target, drop []string) *Writer {
 // whether it collapsed the method.
 type Guard func(method string) (string, bool)
 
+// Rewriter is one goroutine's use of a Writer: it holds the scratch state of
+// the point being rewritten, so that rewriting allocates nothing of its own.
+type Rewriter struct {
+	w      *Writer
+	rule   *Rule
+	facts  Facts // of the current point; a local would escape through Rule.Read
+	out    [6]kv // the target attributes of the current point
+	n      int
+	remove func(string, pcommon.Value) bool // rw.removeKey, bound once
+}
+
+type kv struct {
+	key   string
+	str   string
+	num   int64
+	isNum bool
+}
+
+// NewRewriter returns a rewriter for one goroutine.
+func (w *Writer) NewRewriter() *Rewriter {
+	rw := &Rewriter{w: w}
+	rw.remove = rw.removeKey
+	return rw
+}
+
 // Rewrite converts every point of m by r. It returns the points converted
 // and how many methods the guard collapsed.
-func (w *Writer) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, collapsed int) {
-	m.SetName(w.target.Name(r.Concept))
-	m.SetUnit(w.target.Unit(r.Concept))
+func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, collapsed int) {
+	rw.rule = r
+	m.SetName(rw.w.target.Name(r.Concept))
+	m.SetUnit(rw.w.target.Unit(r.Concept))
 	switch m.Type() {
 	case pmetric.MetricTypeHistogram:
 		dps := m.Histogram().DataPoints()
@@ -79,13 +105,13 @@ func (w *Writer) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, collap
 			if r.Divisor != 1 {
 				scaleHistogram(dp, r.Divisor)
 			}
-			collapsed += w.attributes(dp.Attributes(), r, guard)
+			collapsed += rw.attributes(dp.Attributes(), guard)
 		}
 		return dps.Len(), collapsed
 	case pmetric.MetricTypeSum:
 		dps := m.Sum().DataPoints()
 		for i := 0; i < dps.Len(); i++ {
-			collapsed += w.attributes(dps.At(i).Attributes(), r, guard)
+			collapsed += rw.attributes(dps.At(i).Attributes(), guard)
 		}
 		return dps.Len(), collapsed
 	}
@@ -117,53 +143,84 @@ func scaleHistogram(dp pmetric.HistogramDataPoint, d float64) {
 	}
 }
 
-// attributes replaces the dialect's keys by the target's, keeping any other
-// attribute but the drop list. Keys are written in sorted order, as the
-// OpenTelemetry SDK writes them.
-func (w *Writer) attributes(attrs pcommon.Map, r *Rule, guard Guard) (collapsed int) {
-	var f Facts
-	r.Read(attrs, &f)
-	attrs.RemoveIf(func(k string, _ pcommon.Value) bool { return r.Own(k) || w.drop[k] })
+func (rw *Rewriter) str(key, value string) { rw.out[rw.n] = kv{key: key, str: value}; rw.n++ }
+func (rw *Rewriter) num(key string, v int64) { rw.out[rw.n] = kv{key: key, num: v, isNum: true}; rw.n++ }
 
-	method := w.qualify(&f)
+// attributes replaces the dialect's keys by the target's, keeping any other
+// attribute but the drop list. A target key that already holds the right
+// value is left alone: pdata allocates for every value it sets.
+func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
+	rw.facts = Facts{}
+	f := &rw.facts
+	rw.rule.Read(attrs, f)
+	method := rw.w.qualify(f)
+	t := rw.w.target
 	if f.Other {
-		method = w.target.Other()
+		method = t.Other()
 	} else if guard != nil && method != "" {
 		var c bool
 		if method, c = guard(method); c {
 			collapsed = 1
 		}
 	}
-	client := r.Concept.client()
-	if w.target == TargetGRPC {
+	client := rw.rule.Concept.client()
+	rw.n = 0
+	if t == TargetGRPC {
 		if method != "" {
-			attrs.PutStr("grpc.method", method)
+			rw.str("grpc.method", method)
 		}
-		if f.Status != "" && r.Concept != ServerCallStarted {
-			attrs.PutStr("grpc.status", f.Status)
+		if f.Status != "" && rw.rule.Concept != ServerCallStarted {
+			rw.str("grpc.status", f.Status)
 		}
 		if client && f.Target != "" {
-			attrs.PutStr("grpc.target", f.Target)
+			rw.str("grpc.target", f.Target)
 		}
-		return collapsed
+	} else {
+		if client && f.Status != "" && f.Status != "OK" {
+			rw.str("error.type", f.Status)
+		}
+		if method != "" {
+			rw.str("rpc.method", method)
+		}
+		if f.Status != "" {
+			rw.str("rpc.response.status_code", f.Status)
+		}
+		rw.str("rpc.system.name", "grpc")
+		if client && f.ServerAddress != "" {
+			rw.str("server.address", f.ServerAddress)
+		}
+		if client && f.ServerPort != 0 {
+			rw.num("server.port", f.ServerPort)
+		}
 	}
-	if client && f.Status != "" && f.Status != "OK" {
-		attrs.PutStr("error.type", f.Status)
-	}
-	if method != "" {
-		attrs.PutStr("rpc.method", method)
-	}
-	if f.Status != "" {
-		attrs.PutStr("rpc.response.status_code", f.Status)
-	}
-	attrs.PutStr("rpc.system.name", "grpc")
-	if client && f.ServerAddress != "" {
-		attrs.PutStr("server.address", f.ServerAddress)
-	}
-	if client && f.ServerPort != 0 {
-		attrs.PutInt("server.port", f.ServerPort)
+	attrs.RemoveIf(rw.remove)
+	for _, o := range rw.out[:rw.n] {
+		v, ok := attrs.Get(o.key)
+		switch {
+		case o.isNum && !(ok && v.Type() == pcommon.ValueTypeInt && v.Int() == o.num):
+			attrs.PutInt(o.key, o.num)
+		case !o.isNum && !(ok && v.Type() == pcommon.ValueTypeStr && v.Str() == o.str):
+			attrs.PutStr(o.key, o.str)
+		}
 	}
 	return collapsed
+}
+
+// removeKey removes dropped attributes, and the dialect's own keys that the
+// target does not write.
+func (rw *Rewriter) removeKey(k string, _ pcommon.Value) bool {
+	if rw.w.drop[k] {
+		return true
+	}
+	if !rw.rule.Own(k) {
+		return false
+	}
+	for _, o := range rw.out[:rw.n] {
+		if o.key == k {
+			return false
+		}
+	}
+	return true
 }
 
 // qualify returns the fully qualified method, joining service and short
