@@ -144,7 +144,10 @@ func scaleHistogram(dp pmetric.HistogramDataPoint, d float64) {
 }
 
 func (rw *Rewriter) str(key, value string) { rw.out[rw.n] = kv{key: key, str: value}; rw.n++ }
-func (rw *Rewriter) num(key string, v int64) { rw.out[rw.n] = kv{key: key, num: v, isNum: true}; rw.n++ }
+func (rw *Rewriter) num(key string, v int64) {
+	rw.out[rw.n] = kv{key: key, num: v, isNum: true}
+	rw.n++
+}
 
 // attributes replaces the dialect's keys by the target's, keeping any other
 // attribute but the drop list. A target key that already holds the right
