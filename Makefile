@@ -21,7 +21,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke generate lint bench clean
+.PHONY: all build run test unit conformance smoke generate lint bench bench-e2e clean
 
 all: lint test
 
@@ -64,8 +64,14 @@ lint:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 
+## bench: ours vs contrib side by side (go test -bench, benchstat), regenerates BENCHMARKS.md
+## and docs/scrape-time.svg; QUICK=1 for a short run (10k/100k, count 2)
 bench:
-	@echo "no benchmarks yet"
+	bash bench/bench.sh
+
+## bench-e2e: the built distro vs a peer distro with contrib's exporter, under a load generator
+bench-e2e:
+	bash bench/e2e.sh
 
 clean:
 	rm -rf _build

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Benchmarks of the agentprometheus exporter against contrib's
+# prometheusexporter, side by side (bench/exporterbench), then BENCHMARKS.md
+# and docs/scrape-time.svg.
+#
+#   bash bench/bench.sh            full run: 10k, 100k, 1M series, -count 6
+#                                  (contrib at 1M with -count 1: ~40s and
+#                                  several GiB per scrape)
+#   QUICK=1 bash bench/bench.sh    10k and 100k only, -count 2
+#
+# Environment overrides:
+#   COUNT             runs per benchmark (default 6, QUICK: 2)
+#   BENCHTIME         -benchtime (default 1s)
+#   CONTRIB_1M_COUNT  runs of contrib at 1M series (default 1; 0 skips them)
+#   BENCH             -bench pattern of the main run (default .)
+#   GO                go command (default go)
+#
+# Output: bench/results/raw.txt (raw go test output), benchstat.txt,
+# commands.txt; BENCHMARKS.md and docs/scrape-time.svg at the repository root.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BENCH_DIR="$ROOT/bench"
+RESULTS="$BENCH_DIR/results"
+TOOLS="$ROOT/.tools"
+GO="${GO:-go}"
+BENCHSTAT_VERSION="v0.0.0-20260908200009-22c9c6c9d4da"
+BENCHSTAT="$TOOLS/benchstat"
+
+QUICK="${QUICK:-0}"
+if [[ "$QUICK" == "1" ]]; then
+	COUNT="${COUNT:-2}"
+	SIZES="10k,100k"
+	CONTRIB_1M_COUNT=0
+else
+	COUNT="${COUNT:-6}"
+	SIZES="10k,100k,1M"
+	CONTRIB_1M_COUNT="${CONTRIB_1M_COUNT:-1}"
+fi
+BENCHTIME="${BENCHTIME:-1s}"
+PATTERN="${BENCH:-.}"
+
+mkdir -p "$RESULTS" "$TOOLS"
+
+if [[ ! -x "$BENCHSTAT" ]]; then
+	echo "installing benchstat $BENCHSTAT_VERSION into $TOOLS"
+	(cd "$BENCH_DIR" && GOBIN="$TOOLS" "$GO" install "golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION")
+fi
+
+RAW="$RESULTS/raw.txt"
+COMMANDS="$RESULTS/commands.txt"
+: >"$RAW"
+: >"$COMMANDS"
+
+# One test binary for every run.
+BIN="$RESULTS/exporterbench.test"
+(cd "$BENCH_DIR" && "$GO" test -c -o "$BIN" ./exporterbench)
+echo "cd bench && go test -c -o results/exporterbench.test ./exporterbench" >>"$COMMANDS"
+trap 'rm -f "$BIN"' EXIT
+
+# run ENV... -- ARGS...: runs the test binary in its package directory,
+# appends its output to raw.txt and records the command.
+run() {
+	local env=()
+	while [[ "$1" != "--" ]]; do
+		env+=("$1")
+		shift
+	done
+	shift
+	local args=(-test.run '^$' -test.benchmem -test.timeout 0 "$@")
+	local shown
+	shown="cd bench/exporterbench && ${env[*]} ../results/exporterbench.test$(printf ' %q' "${args[@]}")"
+	echo "$shown" >>"$COMMANDS"
+	echo "+ $shown" >&2
+	(cd "$BENCH_DIR/exporterbench" && env "${env[@]}" "$BIN" "${args[@]}") | tee -a "$RAW"
+}
+
+# Both exporters must serve the same samples for the workloads, or the
+# comparison is meaningless.
+(cd "$BENCH_DIR/exporterbench" && "$BIN" -test.run '^TestSameSeries$')
+echo "cd bench/exporterbench && ../results/exporterbench.test -test.run '^TestSameSeries\$'" >>"$COMMANDS"
+
+run BENCH_SIZES="$SIZES" BENCH_CONTRIB_1M=0 -- \
+	-test.bench "$PATTERN" -test.count "$COUNT" -test.benchtime "$BENCHTIME"
+
+if [[ "$CONTRIB_1M_COUNT" != "0" && "$SIZES" == *1M* && "$PATTERN" == "." ]]; then
+	run BENCH_SIZES=1M BENCH_CONTRIB_1M=1 -- \
+		-test.bench '^Benchmark(Scrape|Retained)$/^exporter=contrib$/' -test.count "$CONTRIB_1M_COUNT" -test.benchtime "$BENCHTIME"
+fi
+
+"$BENCHSTAT" -col /exporter "$RAW" >"$RESULTS/benchstat.txt"
+echo "benchstat -col /exporter bench/results/raw.txt > bench/results/benchstat.txt  # golang.org/x/perf/cmd/benchstat@$BENCHSTAT_VERSION" >>"$COMMANDS"
+echo
+echo "=== benchstat -col /exporter (ours is the baseline) ==="
+cat "$RESULTS/benchstat.txt"
+
+echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
+(cd "$BENCH_DIR" && "$GO" run ./cmd/benchreport \
+	-raw "$RAW" \
+	-benchstat "$RESULTS/benchstat.txt" \
+	-commands "$COMMANDS" \
+	-e2e "$RESULTS/e2e.md" \
+	-out "$ROOT/BENCHMARKS.md" \
+	-svg "$ROOT/docs/scrape-time.svg")
