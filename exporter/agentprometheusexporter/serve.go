@@ -1,7 +1,6 @@
 package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 
 import (
-	"bufio"
 	"compress/gzip"
 	"io"
 	"net/http"
@@ -17,10 +16,8 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 )
 
-// Writers are pooled: a scrape of a large store writes hundreds of MB, and
-// fresh buffers and compressors per scrape would be most of its garbage.
+// Compressors are pooled: a fresh one per scrape would be most of its garbage.
 var (
-	bufPool  = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 	gzipPool = sync.Pool{New: func() any {
 		// BestSpeed: a gateway's exposition is large and highly redundant;
 		// level 1 already shrinks it ~10x at a fraction of the default's CPU.
@@ -59,11 +56,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 
 	var err error
 	if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-		bw := bufPool.Get().(*bufio.Writer)
-		bw.Reset(out)
-		err = exposition.WriteText(bw, e.store, e.expo)
-		bw.Reset(nil)
-		bufPool.Put(bw)
+		err = exposition.WriteText(out, e.store, e.expo)
 	} else {
 		err = exposition.WriteEncoded(out, format, e.store, e.expo, expfmt.WithCreatedLines())
 	}

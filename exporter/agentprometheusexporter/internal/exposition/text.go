@@ -7,10 +7,11 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
 import (
-	"bufio"
+	"io"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -21,47 +22,76 @@ type Options struct {
 	TargetInfoName string
 }
 
+// flushAt is how full the buffer gets before it is written out: large
+// writes keep syscalls and compressor calls few per scrape.
+const flushAt = 256 << 10
+
+// bufPool recycles the write buffers: a scrape of a large store writes
+// hundreds of MB, and a fresh buffer per scrape would be garbage.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+64<<10); return &b }}
+
 // WriteText writes every family in text format 0.0.4.
 //
 // It assumes what the store guarantees: names are valid legacy Prometheus
 // names, label sets are rendered, escaped and sorted, and no series appears
 // twice in a family. It neither sorts nor checks anything.
-func WriteText(w *bufio.Writer, st *store.Store, opts Options) error {
-	t := textWriter{w: w, opts: opts}
+//
+// Lines are appended to one buffer, not written piece by piece to a
+// bufio.Writer: per-call overhead was 40% of the scrape at 100k series.
+func WriteText(w io.Writer, st *store.Store, opts Options) error {
+	bp := bufPool.Get().(*[]byte)
+	t := textWriter{w: w, opts: opts, buf: (*bp)[:0]}
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		t.header(opts.TargetInfoName, "Target metadata", store.KindGauge)
 		for _, labels := range infos {
-			t.floatSample(opts.TargetInfoName, labels, "", 1, 0)
+			t.series(opts.TargetInfoName, labels)
+			t.float(1, 0)
 		}
 	}
 	for _, f := range st.Families() {
 		t.family(f)
+		if t.err != nil {
+			break
+		}
 	}
-	return w.Flush()
+	t.flush()
+	*bp = t.buf[:0]
+	bufPool.Put(bp)
+	return t.err
 }
 
 type textWriter struct {
-	w     *bufio.Writer
-	opts  Options
-	num   [32]byte // scratch for number formatting
-	extra []byte   // scratch for the le or quantile label value
+	w    io.Writer
+	err  error
+	opts Options
+	buf  []byte
+	// prefix is the current series' `name{labels,` (or `name{`) for lines
+	// that add a label, rendered once per series and suffix.
+	prefix []byte
 	// the family name with each suffix, built once per family and scrape
 	bucket, sum, count string
 }
 
+func (t *textWriter) flush() {
+	if t.err == nil && len(t.buf) > 0 {
+		_, t.err = t.w.Write(t.buf)
+	}
+	t.buf = t.buf[:0]
+}
+
 func (t *textWriter) header(name, help string, kind store.Kind) {
 	if help != "" {
-		t.w.WriteString("# HELP ")
-		t.w.WriteString(name)
-		t.w.WriteByte(' ')
-		writeEscapedHelp(t.w, help)
-		t.w.WriteByte('\n')
+		t.buf = append(t.buf, "# HELP "...)
+		t.buf = append(t.buf, name...)
+		t.buf = append(t.buf, ' ')
+		t.buf = appendEscapedHelp(t.buf, help)
+		t.buf = append(t.buf, '\n')
 	}
-	t.w.WriteString("# TYPE ")
-	t.w.WriteString(name)
-	t.w.WriteByte(' ')
-	t.w.WriteString(kind.String())
-	t.w.WriteByte('\n')
+	t.buf = append(t.buf, "# TYPE "...)
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, ' ')
+	t.buf = append(t.buf, kind.String()...)
+	t.buf = append(t.buf, '\n')
 }
 
 func (t *textWriter) family(f *store.Family) {
@@ -74,70 +104,90 @@ func (t *textWriter) family(f *store.Family) {
 		ts := s.Timestamp
 		switch f.Kind {
 		case store.KindHistogram:
+			t.setPrefix(t.bucket, s.Labels)
 			if h := s.Histogram; h != nil {
 				for i, c := range h.Cumulative {
-					t.extra = append(t.extra[:0], h.Bounds.Text[i]...)
-					t.uintSample(t.bucket, s.Labels, "le", c, ts)
+					t.labelled("le", h.Bounds.Text[i])
+					t.uint(c, ts)
 				}
 			}
-			t.extra = append(t.extra[:0], "+Inf"...)
-			t.uintSample(t.bucket, s.Labels, "le", s.Count, ts)
-			t.floatSample(t.sum, s.Labels, "", s.Value, ts)
-			t.uintSample(t.count, s.Labels, "", s.Count, ts)
+			t.labelled("le", "+Inf")
+			t.uint(s.Count, ts)
+			t.series(t.sum, s.Labels)
+			t.float(s.Value, ts)
+			t.series(t.count, s.Labels)
+			t.uint(s.Count, ts)
 		case store.KindSummary:
+			t.setPrefix(f.Name, s.Labels)
 			for _, q := range s.Quantiles {
-				t.extra = appendFloat(t.extra[:0], q.Quantile)
-				t.floatSample(f.Name, s.Labels, "quantile", q.Value, ts)
+				t.buf = append(t.buf, t.prefix...)
+				t.buf = append(t.buf, `quantile="`...)
+				t.buf = appendFloat(t.buf, q.Quantile)
+				t.buf = append(t.buf, `"}`...)
+				t.float(q.Value, ts)
 			}
-			t.floatSample(t.sum, s.Labels, "", s.Value, ts)
-			t.uintSample(t.count, s.Labels, "", s.Count, ts)
+			t.series(t.sum, s.Labels)
+			t.float(s.Value, ts)
+			t.series(t.count, s.Labels)
+			t.uint(s.Count, ts)
 		default:
-			t.floatSample(f.Name, s.Labels, "", s.Value, ts)
+			t.series(f.Name, s.Labels)
+			t.float(s.Value, ts)
+		}
+		if len(t.buf) >= flushAt {
+			t.flush()
 		}
 	})
 }
 
-// open writes the name and the label set, with extraName="t.extra" appended
-// when extraName is set; no braces for an empty set.
-func (t *textWriter) open(name, labels, extraName string) {
-	t.w.WriteString(name)
-	if labels == "" && extraName == "" {
-		return
+// series appends `name{labels}` (or just the name for an empty set).
+func (t *textWriter) series(name, labels string) {
+	t.buf = append(t.buf, name...)
+	if labels != "" {
+		t.buf = append(t.buf, '{')
+		t.buf = append(t.buf, labels...)
+		t.buf = append(t.buf, '}')
 	}
-	t.w.WriteByte('{')
-	t.w.WriteString(labels)
-	if extraName != "" {
-		if labels != "" {
-			t.w.WriteByte(',')
-		}
-		t.w.WriteString(extraName)
-		t.w.WriteString(`="`)
-		t.w.Write(t.extra)
-		t.w.WriteByte('"')
-	}
-	t.w.WriteByte('}')
 }
 
-func (t *textWriter) floatSample(name, labels, extraName string, v float64, ts int64) {
-	t.open(name, labels, extraName)
-	t.w.WriteByte(' ')
-	t.w.Write(appendFloat(t.num[:0], v))
+// setPrefix renders `name{labels,` once for the lines of a series that add
+// a label (buckets, quantiles).
+func (t *textWriter) setPrefix(name, labels string) {
+	t.prefix = append(t.prefix[:0], name...)
+	t.prefix = append(t.prefix, '{')
+	if labels != "" {
+		t.prefix = append(t.prefix, labels...)
+		t.prefix = append(t.prefix, ',')
+	}
+}
+
+// labelled appends the prefix and one more label: `prefix` + `le="0.5"}`.
+func (t *textWriter) labelled(name, value string) {
+	t.buf = append(t.buf, t.prefix...)
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, `="`...)
+	t.buf = append(t.buf, value...)
+	t.buf = append(t.buf, `"}`...)
+}
+
+func (t *textWriter) float(v float64, ts int64) {
+	t.buf = append(t.buf, ' ')
+	t.buf = appendFloat(t.buf, v)
 	t.end(ts)
 }
 
-func (t *textWriter) uintSample(name, labels, extraName string, v uint64, ts int64) {
-	t.open(name, labels, extraName)
-	t.w.WriteByte(' ')
-	t.w.Write(strconv.AppendUint(t.num[:0], v, 10))
+func (t *textWriter) uint(v uint64, ts int64) {
+	t.buf = append(t.buf, ' ')
+	t.buf = strconv.AppendUint(t.buf, v, 10)
 	t.end(ts)
 }
 
 func (t *textWriter) end(ts int64) {
 	if t.opts.SendTimestamps && ts != 0 {
-		t.w.WriteByte(' ')
-		t.w.Write(strconv.AppendInt(t.num[:0], ts/1e6, 10))
+		t.buf = append(t.buf, ' ')
+		t.buf = strconv.AppendInt(t.buf, ts/1e6, 10)
 	}
-	t.w.WriteByte('\n')
+	t.buf = append(t.buf, '\n')
 }
 
 // appendFloat renders a value as client_golang's text encoder does.
@@ -155,6 +205,9 @@ func appendFloat(b []byte, f float64) []byte {
 		return append(b, "+Inf"...)
 	case math.IsInf(f, -1):
 		return append(b, "-Inf"...)
+	case f == math.Trunc(f) && math.Abs(f) < 1e15:
+		// Whole numbers (counters, counts) skip the shortest-float search.
+		return strconv.AppendInt(b, int64(f), 10)
 	default:
 		return strconv.AppendFloat(b, f, 'g', -1, 64)
 	}
@@ -162,9 +215,9 @@ func appendFloat(b []byte, f float64) []byte {
 
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
 
-func writeEscapedHelp(w *bufio.Writer, help string) {
+func appendEscapedHelp(b []byte, help string) []byte {
 	if strings.ContainsAny(help, "\\\n") {
 		help = helpEscaper.Replace(help)
 	}
-	w.WriteString(help)
+	return append(b, help...)
 }
