@@ -89,7 +89,7 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 				return
 			}
 			flush()
-			t.pieces = append(t.pieces, piece{open: "," + st.Prefix, attr: st.Source})
+			t.pieces = append(t.pieces, piece{open: st.Open, attr: st.Source})
 			continue
 		}
 		// A base label, possibly joined with further base labels.
@@ -250,6 +250,7 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 		st := descriptors.Step{Source: p.source}
 		if i == 0 || plan[i-1].name != p.name {
 			st.Prefix = p.name + `="`
+			st.Open = "," + st.Prefix
 		}
 		desc.Steps[i] = st
 	}

@@ -37,6 +37,9 @@ type Step struct {
 	// previous label's value with ';' because both names sanitise to the
 	// same label name.
 	Prefix string
+	// Open is Prefix with a leading comma, for templates that write every
+	// label as `,name="value"`.
+	Open string
 	// Source is the index of the point attribute that supplies the value, or
 	// -(i+1) for base label i.
 	Source int
