@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"testing"
 
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -135,5 +136,46 @@ func BenchmarkRetainedMemory(b *testing.B) {
 		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/float64(exp.store.SeriesCount()), "B/series")
 		runtime.KeepAlive(exp)
 		runtime.KeepAlive(batches)
+	}
+}
+
+// BenchmarkIngestDuringScrapes updates existing series while 0 or 4
+// goroutines scrape the same store without pause; ns/op is per data point.
+// On a 2-core machine the scrapers compete for CPU as much as for locks.
+func BenchmarkIngestDuringScrapes(b *testing.B) {
+	for _, scrapers := range []int{0, 4} {
+		b.Run(fmt.Sprintf("scrapers=%d", scrapers), func(b *testing.B) {
+			exp := benchExporter(b)
+			batches := make([]pmetric.Metrics, 100)
+			for a := range batches {
+				batches[a] = agentBatch(a, 100)
+				_ = exp.consumeMetrics(context.Background(), batches[a])
+			}
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for range scrapers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+							_ = exposition.WriteText(io.Discard, exp.store, exp.expo)
+						}
+					}
+				}()
+			}
+			points := batches[0].DataPointCount()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += points {
+				_ = exp.consumeMetrics(context.Background(), batches[(i/points)%len(batches)])
+			}
+			b.StopTimer()
+			close(stop)
+			wg.Wait()
+		})
 	}
 }

@@ -26,9 +26,10 @@ type Options struct {
 // writes keep syscalls and compressor calls few per scrape.
 const flushAt = 256 << 10
 
-// bufPool recycles the write buffers: a scrape of a large store writes
-// hundreds of MB, and a fresh buffer per scrape would be garbage.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+64<<10); return &b }}
+// writerPool recycles the text writers and their buffers: a scrape of a
+// large store writes hundreds of MB, and fresh buffers per scrape would be
+// garbage.
+var writerPool = sync.Pool{New: func() any { return &textWriter{buf: make([]byte, 0, flushAt+64<<10)} }}
 
 // WriteText writes every family in text format 0.0.4.
 //
@@ -39,8 +40,8 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, flushAt+64<<10); 
 // Lines are appended to one buffer, not written piece by piece to a
 // bufio.Writer: per-call overhead was 40% of the scrape at 100k series.
 func WriteText(w io.Writer, st *store.Store, opts Options) error {
-	bp := bufPool.Get().(*[]byte)
-	t := textWriter{w: w, opts: opts, buf: (*bp)[:0]}
+	t := writerPool.Get().(*textWriter)
+	t.w, t.opts, t.err, t.buf = w, opts, nil, t.buf[:0]
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		t.header(opts.TargetInfoName, "Target metadata", store.KindGauge)
 		for _, labels := range infos {
@@ -55,9 +56,10 @@ func WriteText(w io.Writer, st *store.Store, opts Options) error {
 		}
 	}
 	t.flush()
-	*bp = t.buf[:0]
-	bufPool.Put(bp)
-	return t.err
+	err := t.err
+	t.w = nil
+	writerPool.Put(t)
+	return err
 }
 
 type textWriter struct {
@@ -70,6 +72,7 @@ type textWriter struct {
 	prefix []byte
 	// the family name with each suffix, built once per family and scrape
 	bucket, sum, count string
+	scratch            store.SnapshotScratch
 }
 
 func (t *textWriter) flush() {
@@ -100,44 +103,48 @@ func (t *textWriter) family(f *store.Family) {
 	}
 	t.header(f.Name, f.Help, f.Kind)
 	t.bucket, t.sum, t.count = f.Name+"_bucket", f.Name+"_sum", f.Name+"_count"
-	f.Range(func(s *store.Series) {
-		ts := s.Timestamp
-		switch f.Kind {
-		case store.KindHistogram:
-			t.setPrefix(t.bucket, s.Labels)
-			if h := s.Histogram; h != nil {
-				for i, c := range h.Cumulative {
-					t.labelled("le", h.Bounds.Text[i])
-					t.uint(c, ts)
-				}
+	f.Snapshots(&t.scratch, func(snaps []store.Snapshot) {
+		for i := range snaps {
+			t.write(f, &snaps[i])
+			if len(t.buf) >= flushAt {
+				t.flush()
 			}
-			t.labelled("le", "+Inf")
-			t.uint(s.Count, ts)
-			t.series(t.sum, s.Labels)
-			t.float(s.Value, ts)
-			t.series(t.count, s.Labels)
-			t.uint(s.Count, ts)
-		case store.KindSummary:
-			t.setPrefix(f.Name, s.Labels)
-			for _, q := range s.Quantiles {
-				t.buf = append(t.buf, t.prefix...)
-				t.buf = append(t.buf, `quantile="`...)
-				t.buf = appendFloat(t.buf, q.Quantile)
-				t.buf = append(t.buf, `"}`...)
-				t.float(q.Value, ts)
-			}
-			t.series(t.sum, s.Labels)
-			t.float(s.Value, ts)
-			t.series(t.count, s.Labels)
-			t.uint(s.Count, ts)
-		default:
-			t.series(f.Name, s.Labels)
-			t.float(s.Value, ts)
-		}
-		if len(t.buf) >= flushAt {
-			t.flush()
 		}
 	})
+}
+
+func (t *textWriter) write(f *store.Family, s *store.Snapshot) {
+	ts := s.Timestamp
+	switch f.Kind {
+	case store.KindHistogram:
+		t.setPrefix(t.bucket, s.Labels)
+		for i, c := range s.Cumulative {
+			t.labelled("le", s.Bounds.Text[i])
+			t.uint(c, ts)
+		}
+		t.labelled("le", "+Inf")
+		t.uint(s.Count, ts)
+		t.series(t.sum, s.Labels)
+		t.float(s.Value, ts)
+		t.series(t.count, s.Labels)
+		t.uint(s.Count, ts)
+	case store.KindSummary:
+		t.setPrefix(f.Name, s.Labels)
+		for _, q := range s.Quantiles {
+			t.buf = append(t.buf, t.prefix...)
+			t.buf = append(t.buf, `quantile="`...)
+			t.buf = appendFloat(t.buf, q.Quantile)
+			t.buf = append(t.buf, `"}`...)
+			t.float(q.Value, ts)
+		}
+		t.series(t.sum, s.Labels)
+		t.float(s.Value, ts)
+		t.series(t.count, s.Labels)
+		t.uint(s.Count, ts)
+	default:
+		t.series(f.Name, s.Labels)
+		t.float(s.Value, ts)
+	}
 }
 
 // series appends `name{labels}` (or just the name for an empty set).
