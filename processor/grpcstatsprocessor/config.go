@@ -28,8 +28,9 @@ type Config struct {
 	DuplicateWindow time.Duration `mapstructure:"duplicate_window"`
 	// MaxResources bounds the resources whose chosen dialects are remembered.
 	MaxResources int `mapstructure:"max_resources"`
-	// HistogramBounds is "keep": converted histograms keep their bounds
-	// (scaled with the unit).
+	// HistogramBounds is "keep" (converted histograms keep their bounds,
+	// scaled with the unit) or "common" (re-bucketed losslessly onto the
+	// bounds they share with dialect.CommonBounds).
 	HistogramBounds string `mapstructure:"histogram_bounds"`
 	// Methods guards rpc.method cardinality.
 	Methods MethodsConfig `mapstructure:"methods"`
@@ -59,6 +60,7 @@ const (
 	duplicatesDrop = "drop"
 	duplicatesKeep = "keep"
 	boundsKeep     = "keep"
+	boundsCommon   = "common"
 )
 
 var (
@@ -104,8 +106,10 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxResources <= 0 {
 		errs = append(errs, fmt.Errorf("max_resources: must be positive, got %d", cfg.MaxResources))
 	}
-	if cfg.HistogramBounds != boundsKeep {
-		errs = append(errs, fmt.Errorf("histogram_bounds: unsupported value %q (only %q is available)", cfg.HistogramBounds, boundsKeep))
+	switch cfg.HistogramBounds {
+	case boundsKeep, boundsCommon:
+	default:
+		errs = append(errs, fmt.Errorf("histogram_bounds: unknown value %q (want %q or %q)", cfg.HistogramBounds, boundsKeep, boundsCommon))
 	}
 	if cfg.Methods.MaxPerService < 0 {
 		errs = append(errs, fmt.Errorf("methods::max_per_service: must not be negative, got %d", cfg.Methods.MaxPerService))

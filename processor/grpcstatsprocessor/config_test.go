@@ -79,7 +79,7 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"bad duplicates", func(c *Config) { c.Duplicates = "merge" }, `duplicates: unknown value "merge"`},
 		{"zero window", func(c *Config) { c.DuplicateWindow = 0 }, "duplicate_window: must be positive"},
 		{"zero max_resources", func(c *Config) { c.MaxResources = 0 }, "max_resources: must be positive"},
-		{"common bounds", func(c *Config) { c.HistogramBounds = "common" }, `histogram_bounds: unsupported value "common"`},
+		{"unknown bounds", func(c *Config) { c.HistogramBounds = "shared" }, `histogram_bounds: unknown value "shared"`},
 		{"negative methods", func(c *Config) { c.Methods.MaxPerService = -1 }, "methods::max_per_service: must not be negative"},
 		{"bad allow pattern", func(c *Config) { c.Methods.Allow = []string{"[unclosed"} }, `methods::allow[0]: invalid pattern "[unclosed"`},
 		{"empty drop attribute", func(c *Config) { c.DropAttributes = []string{""} }, "drop_attributes[0]: must not be empty"},

@@ -56,7 +56,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 		telemetry:   tb,
 		now:         func() int64 { return time.Now().UnixNano() },
 		rank:        map[dialect.Dialect]dedupe.Rank{},
-		writer:      dialect.NewWriter(cfg.Target, cfg.DropAttributes),
+		writer:      dialect.NewWriter(cfg.Target, cfg.DropAttributes, cfg.HistogramBounds == boundsCommon),
 		guard:       guard,
 		dialectOpts: map[dialect.Dialect]metric.AddOption{},
 	}

@@ -225,3 +225,47 @@ func TestTelemetry(t *testing.T) {
 	metadatatest.AssertEqualProcessorGrpcstatsPointsPassedThrough(t, tel,
 		[]metricdata.DataPoint[int64]{{Value: 6 + 6 + 6 + 5 + 5 + 5 + 5}}, metricdatatest.IgnoreTimestamp())
 }
+
+func TestCommonBoundsMakeDialectsSummable(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.HistogramBounds = boundsCommon
+	cfg.Duplicates = duplicatesKeep // keep both dialects' server durations to compare them
+	for _, name := range []string{"otelgrpc_and_grpc_native", "otelgrpc_v0.64_legacy", "opencensus", "grpc_prometheus"} {
+		t.Run(name, func(t *testing.T) {
+			in, _ := loadFixture(t, name)
+			out := process(t, cfg, in)[0]
+			eachMetric(out, func(_ pcommon.InstrumentationScope, m pmetric.Metric) {
+				if m.Name() != "rpc.server.call.duration" && m.Name() != "rpc.client.call.duration" {
+					return
+				}
+				dps := m.Histogram().DataPoints()
+				for i := 0; i < dps.Len(); i++ {
+					dp := dps.At(i)
+					assert.Equal(t, dialect.CommonBounds, dp.ExplicitBounds().AsRaw(), m.Name())
+					var total uint64
+					for _, c := range dp.BucketCounts().AsRaw() {
+						total += c
+					}
+					assert.Equal(t, dp.Count(), total, "re-bucketing keeps every observation")
+				}
+			})
+		})
+	}
+}
+
+func TestRebucketIsLossless(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.HistogramBounds = boundsCommon
+	p, sink, _ := newTestProcessor(t, cfg)
+	md := legacyServer("shop.Cart", "Add", 0)
+	dp := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Histogram().DataPoints().At(0)
+	// 0 5 10 25 40 ms: 0 and 40 ms are not common bounds; their buckets
+	// merge into the next kept one.
+	dp.ExplicitBounds().FromRaw([]float64{0, 5, 10, 25, 40})
+	dp.BucketCounts().FromRaw([]uint64{1, 2, 3, 4, 5, 6})
+	dp.SetCount(21)
+	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	_, got := firstPoint(t, sink.AllMetrics()[0])
+	assert.Equal(t, []float64{0.005, 0.01, 0.025}, got.ExplicitBounds().AsRaw())
+	assert.Equal(t, []uint64{1 + 2, 3, 4, 5 + 6}, got.BucketCounts().AsRaw())
+}

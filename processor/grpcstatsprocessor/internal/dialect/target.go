@@ -43,21 +43,35 @@ func (t Target) Other() string {
 // joinLimit bounds the cache of joined service/method names.
 const joinLimit = 1 << 14
 
+// CommonBounds are the latency bounds, in seconds, that the default layouts
+// of every supported handler contain (otelgrpc old and new, grpc's plugin,
+// ocgrpc, go-grpc-prometheus). Histograms re-bucketed onto them can be
+// summed across dialects.
+var CommonBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 10}
+
 // Writer rewrites recognised metrics into the target, in place.
 type Writer struct {
 	target Target
 	drop   map[string]bool
+	common map[float64]bool // nil: histograms keep their bounds
 
 	mu    sync.RWMutex
 	joins map[[2]string]string
 }
 
 // NewWriter returns a writer into t that also removes the drop attributes
-// from converted points.
-func NewWriter(t Target, drop []string) *Writer {
+// from converted points and, with commonBounds, re-buckets histograms onto
+// CommonBounds.
+func NewWriter(t Target, drop []string, commonBounds bool) *Writer {
 	w := &Writer{target: t, drop: map[string]bool{}, joins: map[[2]string]string{}}
 	for _, k := range drop {
 		w.drop[k] = true
+	}
+	if commonBounds {
+		w.common = map[float64]bool{}
+		for _, b := range CommonBounds {
+			w.common[b] = true
+		}
 	}
 	return w
 }
@@ -75,6 +89,8 @@ type Rewriter struct {
 	out    [6]kv // the target attributes of the current point
 	n      int
 	remove func(string, pcommon.Value) bool // rw.removeKey, bound once
+	bounds []float64                        // re-bucketing scratch
+	counts []uint64
 }
 
 type kv struct {
@@ -104,6 +120,9 @@ func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, col
 			dp := dps.At(i)
 			if r.Divisor != 1 {
 				scaleHistogram(dp, r.Divisor)
+			}
+			if rw.w.common != nil {
+				rw.rebucket(dp)
 			}
 			collapsed += rw.attributes(dp.Attributes(), guard)
 		}
@@ -141,6 +160,32 @@ func scaleHistogram(dp pmetric.HistogramDataPoint, d float64) {
 			e.SetDoubleValue(e.DoubleValue() / d)
 		}
 	}
+}
+
+// rebucket keeps only the bounds in CommonBounds, each bucket's count the
+// exact sum of the old buckets it now covers: lossless for those bounds. A
+// point whose layout shares none of them, or is malformed, is left alone.
+func (rw *Rewriter) rebucket(dp pmetric.HistogramDataPoint) {
+	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
+	if counts.Len() != bounds.Len()+1 {
+		return
+	}
+	rw.bounds, rw.counts = rw.bounds[:0], rw.counts[:0]
+	var acc uint64
+	for i := 0; i < bounds.Len(); i++ {
+		acc += counts.At(i)
+		if b := bounds.At(i); rw.w.common[b] {
+			rw.bounds = append(rw.bounds, b)
+			rw.counts = append(rw.counts, acc)
+			acc = 0
+		}
+	}
+	if len(rw.bounds) == 0 || len(rw.bounds) == bounds.Len() {
+		return
+	}
+	rw.counts = append(rw.counts, acc+counts.At(bounds.Len()))
+	bounds.FromRaw(rw.bounds)
+	counts.FromRaw(rw.counts)
 }
 
 func (rw *Rewriter) str(key, value string) { rw.out[rw.n] = kv{key: key, str: value}; rw.n++ }
