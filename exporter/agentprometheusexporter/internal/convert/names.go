@@ -20,57 +20,48 @@ type translated struct {
 	err  error
 }
 
-// names caches otlptranslator's metric and label names: translation
-// allocates and runs per metric and per new label set otherwise.
+// cache memoises a translation: otlptranslator allocates and would run per
+// metric and per new label set otherwise.
+type cache[K comparable] struct {
+	mu sync.RWMutex
+	m  map[K]translated
+}
+
+func (c *cache[K]) get(key K, build func() (string, error)) (string, error) {
+	c.mu.RLock()
+	t, ok := c.m[key]
+	c.mu.RUnlock()
+	if ok {
+		return t.name, t.err
+	}
+	t.name, t.err = build()
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= nameCacheLimit {
+		c.m = map[K]translated{}
+	}
+	c.m[key] = t
+	c.mu.Unlock()
+	return t.name, t.err
+}
+
+// names translates metric and label names with otlptranslator, cached.
 type names struct {
 	metricNamer otlptranslator.MetricNamer
 	labelNamer  otlptranslator.LabelNamer
-
-	mu      sync.RWMutex
-	metrics map[metricKey]translated
-	labels  map[string]translated
+	metrics     cache[metricKey]
+	labels      cache[string]
 }
 
 func newNames(metricNamer otlptranslator.MetricNamer, labelNamer otlptranslator.LabelNamer) *names {
-	return &names{
-		metricNamer: metricNamer,
-		labelNamer:  labelNamer,
-		metrics:     map[metricKey]translated{},
-		labels:      map[string]translated{},
-	}
+	return &names{metricNamer: metricNamer, labelNamer: labelNamer}
 }
 
 func (n *names) metric(name, unit string, typ otlptranslator.MetricType) (string, error) {
-	key := metricKey{name, unit, typ}
-	n.mu.RLock()
-	t, ok := n.metrics[key]
-	n.mu.RUnlock()
-	if ok {
-		return t.name, t.err
-	}
-	t.name, t.err = n.metricNamer.Build(otlptranslator.Metric{Name: name, Unit: unit, Type: typ})
-	n.mu.Lock()
-	if len(n.metrics) >= nameCacheLimit {
-		clear(n.metrics)
-	}
-	n.metrics[key] = t
-	n.mu.Unlock()
-	return t.name, t.err
+	return n.metrics.get(metricKey{name, unit, typ}, func() (string, error) {
+		return n.metricNamer.Build(otlptranslator.Metric{Name: name, Unit: unit, Type: typ})
+	})
 }
 
 func (n *names) label(key string) (string, error) {
-	n.mu.RLock()
-	t, ok := n.labels[key]
-	n.mu.RUnlock()
-	if ok {
-		return t.name, t.err
-	}
-	t.name, t.err = n.labelNamer.Build(key)
-	n.mu.Lock()
-	if len(n.labels) >= nameCacheLimit {
-		clear(n.labels)
-	}
-	n.labels[key] = t
-	n.mu.Unlock()
-	return t.name, t.err
+	return n.labels.get(key, func() (string, error) { return n.labelNamer.Build(key) })
 }

@@ -19,9 +19,8 @@ const (
 // delta with the same zero threshold is merged at the coarser of the schemas.
 func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoint, delta bool) {
 	if dp.Scale() < minSchema {
-		if w.labels(f, dp.Attributes()) {
-			w.stats.drop(Invalid, 1)
-		}
+		w.pos++ // keep the position hints of the following points aligned
+		w.stats.drop(Invalid, 1)
 		return
 	}
 	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
