@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 )
 
 var t0 = time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC)
@@ -514,4 +516,30 @@ func TestConcurrentIngestAndScrape(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, int64(80), te.exp.store.SeriesCount())
+}
+
+func TestBadPointDoesNotTakeDownItsBatch(t *testing.T) {
+	te := startExporter(t, nil)
+	md, ms := batch(agent)
+	m := ms.AppendEmpty()
+	m.SetName("payload")
+	h := m.SetEmptyExponentialHistogram()
+	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	bad := h.DataPoints().AppendEmpty()
+	bad.SetScale(-5) // coarser than native histograms allow
+	bad.SetCount(1)
+	bad.Attributes().PutStr("k", "bad")
+	good := h.DataPoints().AppendEmpty()
+	good.SetScale(0)
+	good.SetCount(2)
+	good.Attributes().PutStr("k", "good")
+	gauge(ms, "after", 1, nil)
+	stats := te.exp.conv.ConsumeMetrics(md)
+	assert.Equal(t, int64(1), stats.Dropped[convert.Invalid])
+	got := samples(te.scrape())
+	assert.Contains(t, got, "payload_count"+lbl("k=good")+" 2")
+	assert.Contains(t, got, "after"+lbl()+" 1")
+	for _, s := range got {
+		assert.NotContains(t, s, "k=bad")
+	}
 }
