@@ -1,8 +1,6 @@
 package dialect // import "github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 
 import (
-	"sync"
-
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -40,8 +38,12 @@ func (t Target) Other() string {
 	return "_OTHER"
 }
 
-// joinLimit bounds the cache of joined service/method names.
-const joinLimit = 1 << 14
+// joinLimit and keyFlagsLimit bound a rewriter's caches of joined
+// service/method names and of attribute keys seen.
+const (
+	joinLimit     = 1 << 14
+	keyFlagsLimit = 1 << 12
+)
 
 // CommonBounds are the latency bounds, in seconds, that the default layouts
 // of every supported handler contain (otelgrpc old and new, grpc's plugin,
@@ -55,15 +57,13 @@ type Writer struct {
 	drop   map[string]bool
 	common map[float64]bool // nil: histograms keep their bounds
 
-	mu    sync.RWMutex
-	joins map[[2]string]string
 }
 
 // NewWriter returns a writer into t that also removes the drop attributes
 // from converted points and, with commonBounds, re-buckets histograms onto
 // CommonBounds.
 func NewWriter(t Target, drop []string, commonBounds bool) *Writer {
-	w := &Writer{target: t, drop: map[string]bool{}, joins: map[[2]string]string{}}
+	w := &Writer{target: t, drop: map[string]bool{}}
 	for _, k := range drop {
 		w.drop[k] = true
 	}
@@ -91,7 +91,35 @@ type Rewriter struct {
 	remove func(string, pcommon.Value) bool // rw.removeKey, bound once
 	bounds []float64                        // re-bucketing scratch
 	counts []uint64
+
+	// flags merges, per rule, the keys the rule owns and the drop list into
+	// one lookup per attribute.
+	flags     map[*Rule]map[string]uint8
+	ruleFlags map[string]uint8
+	// joins caches service/method joins without a lock (one rewriter per
+	// goroutine); scaledFrom/scaledTo remember the last bound layout scaled.
+	joins         map[[2]string]string
+	scaledFrom    []float64
+	scaledTo      []float64
+	scaledDivisor float64
 }
+
+func (rw *Rewriter) sameBounds(b pcommon.Float64Slice) bool {
+	if b.Len() != len(rw.scaledFrom) {
+		return false
+	}
+	for i, v := range rw.scaledFrom {
+		if b.At(i) != v {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	flagDrop uint8 = 1 << iota
+	flagOwn
+)
 
 type kv struct {
 	key   string
@@ -102,7 +130,7 @@ type kv struct {
 
 // NewRewriter returns a rewriter for one goroutine.
 func (w *Writer) NewRewriter() *Rewriter {
-	rw := &Rewriter{w: w}
+	rw := &Rewriter{w: w, flags: map[*Rule]map[string]uint8{}, joins: map[[2]string]string{}}
 	rw.remove = rw.removeKey
 	return rw
 }
@@ -111,6 +139,14 @@ func (w *Writer) NewRewriter() *Rewriter {
 // and how many methods the guard collapsed.
 func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, collapsed int) {
 	rw.rule = r
+	rw.ruleFlags = rw.flags[r]
+	if rw.ruleFlags == nil {
+		rw.ruleFlags = map[string]uint8{}
+		for k := range rw.w.drop {
+			rw.ruleFlags[k] |= flagDrop
+		}
+		rw.flags[r] = rw.ruleFlags
+	}
 	m.SetName(rw.w.target.Name(r.Concept))
 	m.SetUnit(rw.w.target.Unit(r.Concept))
 	switch m.Type() {
@@ -119,7 +155,7 @@ func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, col
 		for i := 0; i < dps.Len(); i++ {
 			dp := dps.At(i)
 			if r.Divisor != 1 {
-				scaleHistogram(dp, r.Divisor)
+				rw.scale(dp, r.Divisor)
 			}
 			if rw.w.common != nil {
 				rw.rebucket(dp)
@@ -137,7 +173,10 @@ func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, col
 	return 0, 0
 }
 
-func scaleHistogram(dp pmetric.HistogramDataPoint, d float64) {
+// scale divides a histogram point's values by d. The points of a metric
+// share their bounds, so the last layout scaled is reused: a compare and a
+// copy instead of a division per bound.
+func (rw *Rewriter) scale(dp pmetric.HistogramDataPoint, d float64) {
 	if dp.HasSum() {
 		dp.SetSum(dp.Sum() / d)
 	}
@@ -148,8 +187,16 @@ func scaleHistogram(dp pmetric.HistogramDataPoint, d float64) {
 		dp.SetMax(dp.Max() / d)
 	}
 	bounds := dp.ExplicitBounds()
-	for i := 0; i < bounds.Len(); i++ {
-		bounds.SetAt(i, bounds.At(i)/d)
+	if rw.sameBounds(bounds) && rw.scaledDivisor == d {
+		bounds.FromRaw(rw.scaledTo)
+	} else {
+		rw.scaledFrom = append(rw.scaledFrom[:0], bounds.AsRaw()...)
+		rw.scaledTo = rw.scaledTo[:0]
+		for _, b := range rw.scaledFrom {
+			rw.scaledTo = append(rw.scaledTo, b/d)
+		}
+		rw.scaledDivisor = d
+		bounds.FromRaw(rw.scaledTo)
 	}
 	exemplars := dp.Exemplars()
 	for i := 0; i < exemplars.Len(); i++ {
@@ -201,7 +248,7 @@ func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
 	rw.facts = Facts{}
 	f := &rw.facts
 	rw.rule.Read(attrs, f)
-	method := rw.w.qualify(f)
+	method := rw.qualify(f)
 	t := rw.w.target
 	if f.Other {
 		method = t.Other()
@@ -257,10 +304,20 @@ func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
 // removeKey removes dropped attributes, and the dialect's own keys that the
 // target does not write.
 func (rw *Rewriter) removeKey(k string, _ pcommon.Value) bool {
-	if rw.w.drop[k] {
+	f, ok := rw.ruleFlags[k]
+	if !ok {
+		// First sight of this key for the rule: classify it once.
+		if rw.rule.Own(k) {
+			f = flagOwn
+		}
+		if len(rw.ruleFlags) < keyFlagsLimit {
+			rw.ruleFlags[k] = f
+		}
+	}
+	if f&flagDrop != 0 {
 		return true
 	}
-	if !rw.rule.Own(k) {
+	if f&flagOwn == 0 {
 		return false
 	}
 	for _, o := range rw.out[:rw.n] {
@@ -273,23 +330,18 @@ func (rw *Rewriter) removeKey(k string, _ pcommon.Value) bool {
 
 // qualify returns the fully qualified method, joining service and short
 // method once per pair (cached: the join would allocate per point).
-func (w *Writer) qualify(f *Facts) string {
+func (rw *Rewriter) qualify(f *Facts) string {
 	if f.Service == "" || f.Method == "" || containsSlash(f.Method) {
 		return f.Method
 	}
 	key := [2]string{f.Service, f.Method}
-	w.mu.RLock()
-	j, ok := w.joins[key]
-	w.mu.RUnlock()
-	if ok {
+	if j, ok := rw.joins[key]; ok {
 		return j
 	}
-	j = f.Service + "/" + f.Method
-	w.mu.Lock()
-	if len(w.joins) < joinLimit {
-		w.joins[key] = j
+	j := f.Service + "/" + f.Method
+	if len(rw.joins) < joinLimit {
+		rw.joins[key] = j
 	}
-	w.mu.Unlock()
 	return j
 }
 
