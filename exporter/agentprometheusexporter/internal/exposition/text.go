@@ -23,13 +23,15 @@ type Options struct {
 }
 
 // flushAt is how full the buffer gets before it is written out: large
-// writes keep syscalls and compressor calls few per scrape.
-const flushAt = 256 << 10
+// writes keep syscalls and compressor calls few per scrape. Measured over
+// loopback HTTP at 100k series: 64 KiB 56 ms, 256 KiB 49 ms, 1 MiB 42 ms,
+// 4 MiB no better.
+const flushAt = 1 << 20
 
 // writerPool recycles the text writers and their buffers: a scrape of a
 // large store writes hundreds of MB, and fresh buffers per scrape would be
 // garbage.
-var writerPool = sync.Pool{New: func() any { return &textWriter{buf: make([]byte, 0, flushAt+64<<10)} }}
+var writerPool = sync.Pool{New: func() any { return &textWriter{buf: make([]byte, 0, flushAt+256<<10)} }}
 
 // WriteText writes every family in text format 0.0.4.
 //
