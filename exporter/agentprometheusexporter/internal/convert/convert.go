@@ -136,6 +136,7 @@ type worker struct {
 	keys  []string
 	vals  []pcommon.Value
 	pairs []labelPair
+	key   []byte // the resource's store key: job, 0xff, instance
 	buf   []byte // backs lbl
 	lbl   []byte // the rendered label set of the current point
 	tmpl  template
@@ -146,33 +147,31 @@ type worker struct {
 	pos   int              // position of the current point in its metric
 }
 
-func extractJob(attrs pcommon.Map) (string, bool) {
-	name, ok := attrs.Get(serviceName)
-	if !ok {
-		return "", false
-	}
-	if ns, ok := attrs.Get(serviceNamespace); ok {
-		return ns.AsString() + "/" + name.AsString(), true
-	}
-	return name.AsString(), true
-}
-
-func extractInstance(attrs pcommon.Map) (string, bool) {
-	if id, ok := attrs.Get(serviceInstanceID); ok {
-		return id.AsString(), true
-	}
-	return "", false
-}
-
 func isServiceAttribute(k string) bool {
 	return k == serviceName || k == serviceNamespace || k == serviceInstanceID
 }
 
-// resource prepares the labels that come from the resource.
+// resource prepares the labels that come from the resource. It allocates
+// nothing once the resource is known: job and instance are assembled in
+// scratch bytes, and label values go into the arena.
 func (w *worker) resource(attrs pcommon.Map) {
-	job, hasJob := extractJob(attrs)
-	instance, hasInstance := extractInstance(attrs)
-	w.res = w.c.store.Resource(job, instance, w.now)
+	// key = job, 0xff, instance; job is service.namespace/service.name.
+	w.key = w.key[:0]
+	name, hasJob := attrs.Get(serviceName)
+	if hasJob {
+		if ns, ok := attrs.Get(serviceNamespace); ok {
+			w.key = append(appendRaw(w.key, ns), '/')
+		}
+		w.key = appendRaw(w.key, name)
+	}
+	jobEnd := len(w.key)
+	w.key = append(w.key, 0xff)
+	id, hasInstance := attrs.Get(serviceInstanceID)
+	if hasInstance {
+		w.key = appendRaw(w.key, id)
+	}
+	job, instance := w.key[:jobEnd], w.key[jobEnd+1:]
+	w.res = w.c.store.Resource(w.key, w.now)
 	if hasJob && hasInstance {
 		w.buf = w.renderTargetInfo(w.buf[:0], attrs, job, instance)
 		if w.res.TargetInfo() != string(w.buf) {
@@ -182,16 +181,11 @@ func (w *worker) resource(attrs pcommon.Map) {
 
 	w.arena = w.arena[:0]
 	w.resourceBase = w.resourceBase[:0]
-	add := func(name, override string, v func([]byte) []byte) {
-		start := len(w.arena)
-		w.arena = v(w.arena)
-		w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: override, value: w.arena[start:len(w.arena):len(w.arena)]})
-	}
 	if hasJob {
-		add("job", "", func(b []byte) []byte { return appendEscaped(b, job) })
+		w.resourceBase = append(w.resourceBase, baseLabel{name: "job", value: w.arenaEscaped(job)})
 	}
 	if hasInstance {
-		add("instance", "", func(b []byte) []byte { return appendEscaped(b, instance) })
+		w.resourceBase = append(w.resourceBase, baseLabel{name: "instance", value: w.arenaEscaped(instance)})
 	}
 	for _, key := range w.c.opts.ResourceLabels {
 		v, ok := attrs.Get(key)
@@ -199,7 +193,7 @@ func (w *worker) resource(attrs pcommon.Map) {
 			continue
 		}
 		if name, err := w.c.names.label(key); err == nil {
-			add(name, "", func(b []byte) []byte { return appendValue(b, v) })
+			w.resourceBase = append(w.resourceBase, baseLabel{name: name, value: w.arenaValue(v)})
 		}
 	}
 	if w.c.opts.ResourceToTelemetry {
@@ -208,10 +202,24 @@ func (w *worker) resource(attrs pcommon.Map) {
 				continue
 			}
 			if name, err := w.c.names.label(k); err == nil {
-				add(name, k, func(b []byte) []byte { return appendValue(b, v) })
+				w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: k, value: w.arenaValue(v)})
 			}
 		}
 	}
+}
+
+// arenaValue and arenaEscaped append an escaped label value to the arena
+// and return it.
+func (w *worker) arenaValue(v pcommon.Value) []byte {
+	start := len(w.arena)
+	w.arena = appendValue(w.arena, v)
+	return w.arena[start:len(w.arena):len(w.arena)]
+}
+
+func (w *worker) arenaEscaped(raw []byte) []byte {
+	start := len(w.arena)
+	w.arena = appendEscaped(w.arena, raw)
+	return w.arena[start:len(w.arena):len(w.arena)]
 }
 
 // scope completes the base labels with the scope's and the constant ones.
@@ -221,22 +229,23 @@ func (w *worker) scope(sm pmetric.ScopeMetrics) {
 	w.base = append(w.base[:0], w.resourceBase...)
 	if !w.c.opts.WithoutScopeInfo {
 		scope := sm.Scope()
-		add := func(name string, v func([]byte) []byte) {
-			start := len(w.arena)
-			w.arena = v(w.arena)
-			w.base = append(w.base, baseLabel{name: name, value: w.arena[start:len(w.arena):len(w.arena)]})
-		}
 		for k, v := range scope.Attributes().All() {
 			if k == "name" || k == "version" || k == "schema_url" {
 				continue
 			}
 			if name, err := w.c.names.label("otel_scope_" + k); err == nil {
-				add(name, func(b []byte) []byte { return appendValue(b, v) })
+				w.base = append(w.base, baseLabel{name: name, value: w.arenaValue(v)})
 			}
 		}
-		add("otel_scope_name", func(b []byte) []byte { return appendEscaped(b, scope.Name()) })
-		add("otel_scope_version", func(b []byte) []byte { return appendEscaped(b, scope.Version()) })
-		add("otel_scope_schema_url", func(b []byte) []byte { return appendEscaped(b, sm.SchemaUrl()) })
+		for _, l := range [...]struct{ name, value string }{
+			{"otel_scope_name", scope.Name()},
+			{"otel_scope_version", scope.Version()},
+			{"otel_scope_schema_url", sm.SchemaUrl()},
+		} {
+			start := len(w.arena)
+			w.arena = appendEscaped(w.arena, l.value)
+			w.base = append(w.base, baseLabel{name: l.name, value: w.arena[start:len(w.arena):len(w.arena)]})
+		}
 	}
 	w.base = append(w.base, w.c.constLabels...)
 

@@ -11,10 +11,10 @@ import (
 // appendEscaped appends s as a text-format label value: backslash, double
 // quote and newline escaped, invalid UTF-8 replaced by U+FFFD, so that every
 // exposition parses whatever an agent sends.
-func appendEscaped(b []byte, s string) []byte {
+func appendEscaped[T string | []byte](b []byte, s T) []byte {
 	for i := 0; i < len(s); i++ {
 		if needsEscape[s[i]] {
-			return appendEscapedSlow(b, s)
+			return appendEscapedSlow(b, string(s))
 		}
 	}
 	return append(b, s...)
@@ -47,6 +47,21 @@ func appendEscapedSlow(b []byte, s string) []byte {
 		}
 	}
 	return b
+}
+
+// appendRaw appends an attribute value as pcommon.Value.AsString renders it,
+// unescaped; strings, ints and bools without allocating.
+func appendRaw(b []byte, v pcommon.Value) []byte {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return append(b, v.Str()...)
+	case pcommon.ValueTypeInt:
+		return strconv.AppendInt(b, v.Int(), 10)
+	case pcommon.ValueTypeBool:
+		return strconv.AppendBool(b, v.Bool())
+	default:
+		return append(b, v.AsString()...)
+	}
 }
 
 // appendValue appends an attribute value as pcommon.Value.AsString renders

@@ -261,17 +261,17 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 // attribute but the three that make job and instance, sanitised, colliding
 // names joined with ';' in attribute order, then job and instance, which win
 // over attributes that sanitise to the same names.
-func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance string) []byte {
+func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []byte) []byte {
 	w.pairs = w.pairs[:0]
 	for k, v := range attrs.All() {
 		if isServiceAttribute(k) {
 			continue
 		}
 		if name, err := w.c.names.label(k); err == nil && name != "job" && name != "instance" {
-			w.pairs = append(w.pairs, labelPair{name, v})
+			w.pairs = append(w.pairs, labelPair{name: name, value: v})
 		}
 	}
-	w.pairs = append(w.pairs, labelPair{"instance", pcommon.NewValueStr(instance)}, labelPair{"job", pcommon.NewValueStr(job)})
+	w.pairs = append(w.pairs, labelPair{name: "instance", raw: instance}, labelPair{name: "job", raw: job})
 	slices.SortStableFunc(w.pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
 	groupStart, valueStart := -1, 0
 	for i, p := range w.pairs {
@@ -287,12 +287,18 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance str
 			b = append(b, `="`...)
 			valueStart = len(b)
 		}
-		b = appendValue(b, p.value)
+		if p.raw != nil {
+			b = appendEscaped(b, p.raw)
+		} else {
+			b = appendValue(b, p.value)
+		}
 	}
 	return w.closeGroup(b, groupStart, valueStart)
 }
 
+// labelPair is a target_info label: an attribute value, or raw bytes.
 type labelPair struct {
 	name  string
 	value pcommon.Value
+	raw   []byte
 }

@@ -5,7 +5,7 @@ import "sync/atomic"
 // Resource is one agent as Prometheus sees it: its job and instance. Limits
 // per resource and target_info hang off it.
 type Resource struct {
-	key string // job + "\xff" + instance
+	key string // job, 0xff, instance
 
 	// TargetInfo is the rendered label set of its target_info series, empty
 	// when the resource has no job or no instance (no target_info then).

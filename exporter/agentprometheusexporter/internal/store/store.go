@@ -53,23 +53,18 @@ func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, o
 	return f, f.Kind == kind
 }
 
-// Resource returns the resource of this job and instance, creating it, and
-// marks it as updated at now.
-func (st *Store) Resource(job, instance string, now int64) *Resource {
-	var b strings.Builder
-	b.Grow(len(job) + 1 + len(instance))
-	b.WriteString(job)
-	b.WriteByte(0xff)
-	b.WriteString(instance)
-	key := b.String()
+// Resource returns the resource with this key (job, 0xff, instance),
+// creating it, and marks it as updated at now. The key is copied only when
+// the resource is new.
+func (st *Store) Resource(key []byte, now int64) *Resource {
 	st.mu.RLock()
-	r := st.resources[key]
+	r := st.resources[string(key)]
 	st.mu.RUnlock()
 	if r == nil {
 		st.mu.Lock()
-		if r = st.resources[key]; r == nil {
-			r = &Resource{key: key}
-			st.resources[key] = r
+		if r = st.resources[string(key)]; r == nil {
+			r = &Resource{key: string(key)}
+			st.resources[r.key] = r
 		}
 		st.mu.Unlock()
 	}

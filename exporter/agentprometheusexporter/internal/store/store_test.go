@@ -20,7 +20,7 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 	st := New(100, 100)
 	f, ok := st.Family("g", KindGauge, "", "")
 	require.True(t, ok)
-	res := st.Resource("job", "inst", 0)
+	res := st.Resource([]byte("job\xffinst"), 0)
 	const sameHash = 42
 	f.Lock()
 	a, out := f.Upsert([]byte(`k="a"`), sameHash, res, 1)
@@ -54,7 +54,7 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 func TestLimits(t *testing.T) {
 	st := New(3, 2)
 	f, _ := st.Family("g", KindGauge, "", "")
-	r1, r2 := st.Resource("a", "1", 0), st.Resource("b", "2", 0)
+	r1, r2 := st.Resource([]byte("a\xff1"), 0), st.Resource([]byte("b\xff2"), 0)
 	f.Lock()
 	defer f.Unlock()
 	upsert := func(r *Resource, l string) Outcome {
@@ -73,7 +73,7 @@ func TestLimits(t *testing.T) {
 
 func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 	st := New(1<<20, 1<<20)
-	res := st.Resource("j", "i", 0)
+	res := st.Resource([]byte("j\xffi"), 0)
 	f, _ := st.Family("g", KindGauge, "", "")
 	other, _ := st.Family("h", KindGauge, "", "")
 	const n = 3*chunk + 17
@@ -115,7 +115,7 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 
 func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 	st := New(1<<20, 1<<20)
-	res := st.Resource("j", "i", 0)
+	res := st.Resource([]byte("j\xffi"), 0)
 	f, _ := st.Family("g", KindGauge, "", "")
 	const n = 2*chunk + 5
 	f.Lock()
@@ -145,10 +145,10 @@ func TestTypeConflictKeepsFirstKind(t *testing.T) {
 
 func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
 	st := New(10, 10)
-	r := st.Resource("j", "i", 100)
+	r := st.Resource([]byte("j\xffi"), 100)
 	r.SetTargetInfo(`instance="i",job="j"`)
 	st.Sweep(50)
-	assert.Same(t, r, st.Resource("j", "i", 200), "a resource touched after the cutoff is kept")
+	assert.Same(t, r, st.Resource([]byte("j\xffi"), 200), "a resource touched after the cutoff is kept")
 	st.Sweep(300)
-	assert.NotSame(t, r, st.Resource("j", "i", 400), "an idle resource without series is removed")
+	assert.NotSame(t, r, st.Resource([]byte("j\xffi"), 400), "an idle resource without series is removed")
 }

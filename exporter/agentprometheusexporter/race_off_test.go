@@ -1,0 +1,5 @@
+//go:build !race
+
+package agentprometheusexporter
+
+const raceEnabled = false
