@@ -17,13 +17,13 @@ import (
 // histogram stores an explicit-bucket histogram point as cumulative bucket
 // counts; an aligned delta with the same bounds adds to the stored counts.
 func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta bool) {
-	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
 	if s == nil {
 		return
 	}
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	start := int64(dp.StartTimestamp())
-	if delta && outcome == store.Updated && start == s.Timestamp && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds) {
+	if delta && existed && start == s.Timestamp && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds) {
 		var cum uint64
 		for i := range s.Histogram.Cumulative {
 			if i < counts.Len() {

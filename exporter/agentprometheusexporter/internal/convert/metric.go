@@ -144,28 +144,31 @@ func (w *worker) upsert(f *store.Family, pos int) (*store.Series, store.Outcome)
 }
 
 // point is what the typed handlers share: resolve labels, honour
-// NoRecordedValue, find the series and reject out-of-order points.
-func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp) (*store.Series, store.Outcome) {
+// NoRecordedValue, find the series and reject out-of-order points. It
+// returns the series to write, or nil, and whether the series existed
+// before this point (a delta can only accumulate onto one that did).
+func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp) (s *store.Series, existed bool) {
 	pos := w.pos
 	w.pos++
 	if !w.labels(f, attrs) {
 		w.stats.drop(InvalidName, 1)
-		return nil, store.RefusedMaxSeries
+		return nil, false
 	}
 	if flags.NoRecordedValue() {
 		// The series ended: remove it alone, not the rest of the metric.
 		if f.Delete(w.lbl, store.HashLabels(w.lbl)) {
 			w.stats.Removed++
 		}
-		return nil, store.RefusedMaxSeries
+		return nil, false
 	}
 	s, outcome := w.upsert(f, pos)
-	if s != nil && outcome == store.Updated && int64(ts) < s.Timestamp {
+	existed = outcome == store.Updated
+	if s != nil && existed && int64(ts) < s.Timestamp {
 		w.stats.Updated--
 		w.stats.drop(OutOfOrder, 1)
-		return nil, outcome
+		return nil, true
 	}
-	return s, outcome
+	return s, existed
 }
 
 func numberValue(dp pmetric.NumberDataPoint) float64 {
@@ -178,12 +181,12 @@ func numberValue(dp pmetric.NumberDataPoint) float64 {
 // number stores a gauge or sum point; an aligned delta adds to the stored
 // cumulative value, any other delta starts it again.
 func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
-	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
 	if s == nil {
 		return
 	}
 	v, start := numberValue(dp), int64(dp.StartTimestamp())
-	if delta && outcome == store.Updated && start == s.Timestamp {
+	if delta && existed && start == s.Timestamp {
 		v += s.Value
 		start = s.Start
 	}

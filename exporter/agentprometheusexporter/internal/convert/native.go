@@ -23,7 +23,7 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 		w.stats.drop(Invalid, 1)
 		return
 	}
-	s, outcome := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
 	if s == nil {
 		return
 	}
@@ -34,7 +34,7 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 		zt = defaultZeroThreshold
 	}
 	start := int64(dp.StartTimestamp())
-	if delta && outcome == store.Updated && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt {
+	if delta && existed && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt {
 		n := s.Native
 		to := min(n.Schema, schema)
 		n.Positive = addBuckets(downscale(n.Positive, n.Schema-to), fromOTLP(dp.Positive(), down+schema-to))

@@ -90,9 +90,9 @@ type Rule struct {
 	Read func(attrs pcommon.Map, f *Facts)
 }
 
-// Sink recognises the metrics of a dialect.
+// Sink recognises the metrics of a dialect. The rules it returns carry
+// their dialect.
 type Sink interface {
-	Dialect() Dialect
 	// Names lists the metric names the sink may recognise.
 	Names() []string
 	// Recognize returns the rule converting m, or nil when m is not the
@@ -119,8 +119,7 @@ func New(d Dialect, t Target) Sink {
 // byName is the common shape of a sink: a table from metric name to the
 // rule, with a check of the metric's type and unit.
 type byName struct {
-	dialect Dialect
-	rules   map[string]named
+	rules map[string]named
 }
 
 type named struct {
@@ -128,8 +127,6 @@ type named struct {
 	typ  pmetric.MetricType
 	unit string // required unit; "*" for any
 }
-
-func (s *byName) Dialect() Dialect { return s.dialect }
 
 func (s *byName) Names() []string {
 	out := make([]string, 0, len(s.rules))

@@ -18,7 +18,7 @@ func newGRPCNative(t Target) Sink {
 	rule := func(c Concept) *Rule {
 		return &Rule{Dialect: GRPCNative, Concept: c, Divisor: 1, Own: own, Read: readGRPCNative}
 	}
-	s := &byName{dialect: GRPCNative, rules: map[string]named{
+	s := &byName{rules: map[string]named{
 		"grpc.server.call.duration": {rule(ServerCallDuration), pmetric.MetricTypeHistogram, "s"},
 		"grpc.client.call.duration": {rule(ClientCallDuration), pmetric.MetricTypeHistogram, "s"},
 	}}

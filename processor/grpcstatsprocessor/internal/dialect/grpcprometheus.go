@@ -15,7 +15,7 @@ func newGRPCPrometheus(t Target) Sink {
 	rule := func(c Concept) *Rule {
 		return &Rule{Dialect: GRPCPrometheus, Concept: c, Divisor: 1, Own: own, Read: readGRPCPrometheus}
 	}
-	s := &byName{dialect: GRPCPrometheus, rules: map[string]named{
+	s := &byName{rules: map[string]named{
 		"grpc_server_handling_seconds": {rule(ServerCallDuration), pmetric.MetricTypeHistogram, "*"},
 		"grpc_client_handling_seconds": {rule(ClientCallDuration), pmetric.MetricTypeHistogram, "*"},
 	}}

@@ -15,7 +15,7 @@ func newOpenCensus(t Target) Sink {
 	rule := func(c Concept, divisor float64) *Rule {
 		return &Rule{Dialect: OpenCensus, Concept: c, Divisor: divisor, Own: own, Read: readOpenCensus}
 	}
-	s := &byName{dialect: OpenCensus, rules: map[string]named{
+	s := &byName{rules: map[string]named{
 		"grpc.io/server/server_latency": {rule(ServerCallDuration, 1000), pmetric.MetricTypeHistogram, "ms"},
 	}}
 	if t == TargetGRPC {

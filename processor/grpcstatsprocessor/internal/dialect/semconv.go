@@ -27,7 +27,7 @@ func newSemconv() Sink {
 		return &Rule{Dialect: Semconv, Concept: c, Divisor: divisor, Own: semconvOwn, Read: readSemconv}
 	}
 	return &semconv{
-		byName: byName{dialect: Semconv, rules: map[string]named{
+		byName: byName{rules: map[string]named{
 			"rpc.server.call.duration": {rule(ServerCallDuration, 1), pmetric.MetricTypeHistogram, "s"},
 			"rpc.client.call.duration": {rule(ClientCallDuration, 1), pmetric.MetricTypeHistogram, "s"},
 		}},

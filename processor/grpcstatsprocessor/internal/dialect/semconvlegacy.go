@@ -14,7 +14,7 @@ func newSemconvLegacy() Sink {
 	rule := func(c Concept) *Rule {
 		return &Rule{Dialect: SemconvLegacy, Concept: c, Divisor: 1000, Own: own, Read: readSemconv}
 	}
-	return &byName{dialect: SemconvLegacy, rules: map[string]named{
+	return &byName{rules: map[string]named{
 		"rpc.server.duration": {rule(ServerCallDuration), pmetric.MetricTypeHistogram, "ms"},
 		"rpc.client.duration": {rule(ClientCallDuration), pmetric.MetricTypeHistogram, "ms"},
 	}}

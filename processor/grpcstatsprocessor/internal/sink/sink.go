@@ -48,8 +48,6 @@ func newCombined(sinks []dialect.Sink) *combined {
 	return c
 }
 
-func (c *combined) Dialect() dialect.Dialect { return "" }
-
 func (c *combined) Names() []string { return c.names }
 
 func (c *combined) Recognize(scope pcommon.InstrumentationScope, m pmetric.Metric) *dialect.Rule {
