@@ -46,6 +46,19 @@ type ResourceToTelemetryConversion struct {
 	ExcludeServiceAttributes bool `mapstructure:"exclude_service_attributes"`
 }
 
+// ScrapeConfig bounds how scrapes are served. Concurrent scrapes of the same
+// format share one encoding whatever these are set to.
+type ScrapeConfig struct {
+	// Timeout bounds one scrape, from its arrival to its last byte; a
+	// scraper's X-Prometheus-Scrape-Timeout-Seconds header lowers it. A scrape
+	// that runs out is cut off, never answered with a partial body that looks
+	// complete. 0 means no bound.
+	Timeout time.Duration `mapstructure:"timeout"`
+	// MaxConcurrent bounds the scrapes in flight (waiting for or reading an
+	// encoding); one more is answered 503 at once.
+	MaxConcurrent int `mapstructure:"max_concurrent"`
+}
+
 // Config defines the configuration of the agentprometheus exporter.
 type Config struct {
 	// Server holds the HTTP server settings of the /metrics endpoint
@@ -81,6 +94,9 @@ type Config struct {
 	MaxSeriesPerResource int `mapstructure:"max_series_per_resource"`
 	// MaxDescriptors bounds the descriptor cache.
 	MaxDescriptors int `mapstructure:"max_descriptors"`
+
+	// Scrape bounds the work and time of serving /metrics.
+	Scrape ScrapeConfig `mapstructure:"scrape"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -124,6 +140,12 @@ func (cfg *Config) Validate() error {
 	if cfg.MaxDescriptors <= 0 {
 		errs = append(errs, fmt.Errorf("max_descriptors: must be positive, got %d", cfg.MaxDescriptors))
 	}
+	if cfg.Scrape.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("scrape::timeout: must not be negative, got %v", cfg.Scrape.Timeout))
+	}
+	if cfg.Scrape.MaxConcurrent <= 0 {
+		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
+	}
 	for name := range cfg.ConstLabels {
 		if !model.LabelName(name).IsValidLegacy() {
 			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid Prometheus label name", name))
@@ -148,5 +170,10 @@ func createDefaultConfig() component.Config {
 		MaxSeries:            1_000_000,
 		MaxSeriesPerResource: 50_000,
 		MaxDescriptors:       10_000,
+		Scrape: ScrapeConfig{
+			// As confighttp's default write timeout.
+			Timeout:       30 * time.Second,
+			MaxConcurrent: 16,
+		},
 	}
 }

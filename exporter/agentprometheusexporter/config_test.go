@@ -64,6 +64,7 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, 10, cfg.MaxSeries)
 		assert.Equal(t, 5, cfg.MaxSeriesPerResource)
 		assert.Equal(t, 7, cfg.MaxDescriptors)
+		assert.Equal(t, ScrapeConfig{Timeout: 12 * time.Second, MaxConcurrent: 3}, cfg.Scrape)
 	})
 	t.Run("misspelt nested key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "nested_misspelt")
@@ -82,6 +83,8 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"zero max_series", func(c *Config) { c.MaxSeries = 0 }, "max_series: must be positive"},
 		{"negative max_series_per_resource", func(c *Config) { c.MaxSeriesPerResource = -1 }, "max_series_per_resource: must be positive"},
 		{"zero max_descriptors", func(c *Config) { c.MaxDescriptors = 0 }, "max_descriptors: must be positive"},
+		{"negative scrape timeout", func(c *Config) { c.Scrape.Timeout = -time.Second }, "scrape::timeout: must not be negative"},
+		{"zero scrape max_concurrent", func(c *Config) { c.Scrape.MaxConcurrent = 0 }, "scrape::max_concurrent: must be positive"},
 		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad-name": "x"} }, `const_labels: "bad-name" is not a valid Prometheus label name`},
 		{"empty resource label", func(c *Config) { c.ResourceLabels = []string{"host.name", ""} }, "resource_labels[1]: must not be empty"},
 	}

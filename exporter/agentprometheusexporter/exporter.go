@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -20,6 +21,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -56,9 +58,13 @@ type agentPrometheusExporter struct {
 	expo  exposition.Options
 
 	// attribute options prepared once so that recording does not allocate
-	reasonOpts [convert.NumReasons]metric.AddOption
-	expiredOpt metric.AddOption
-	endedOpt   metric.AddOption
+	reasonOpts  [convert.NumReasons]metric.AddOption
+	expiredOpt  metric.AddOption
+	endedOpt    metric.AddOption
+	outcomeOpts [numOutcomes]metric.AddOption
+
+	scrapes  *scrape.Coalescer
+	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
 
 	lastConflictLog time.Time
 	conflictMu      sync.Mutex
@@ -100,6 +106,10 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		descs:     descs,
 		conv:      conv,
 		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName},
+		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout)),
+	}
+	for o := range e.outcomeOpts {
+		e.outcomeOpts[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))
 	}
 	for r := range e.reasonOpts {
 		e.reasonOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))

@@ -17,7 +17,7 @@ import (
 )
 
 // freeEndpoint returns a loopback address that nothing listens on.
-func freeEndpoint(t *testing.T) string {
+func freeEndpoint(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -35,7 +35,7 @@ func newTestExporter(t *testing.T, endpoint string) exporter.Metrics {
 	return exp
 }
 
-func scrape(t *testing.T, endpoint string) int {
+func scrapeStatus(t *testing.T, endpoint string) int {
 	t.Helper()
 	resp, err := http.Get("http://" + endpoint + metricsPath)
 	require.NoError(t, err)
@@ -52,7 +52,7 @@ func TestLifecycleReleasesPort(t *testing.T) {
 
 	first := newTestExporter(t, endpoint)
 	require.NoError(t, first.Start(ctx, host))
-	assert.Equal(t, http.StatusOK, scrape(t, endpoint))
+	assert.Equal(t, http.StatusOK, scrapeStatus(t, endpoint))
 	require.NoError(t, first.Shutdown(ctx))
 
 	// The port is free again as soon as Shutdown returns.
@@ -62,12 +62,12 @@ func TestLifecycleReleasesPort(t *testing.T) {
 
 	// The same instance starts again, and so does a new one on the same port.
 	require.NoError(t, first.Start(ctx, host))
-	assert.Equal(t, http.StatusOK, scrape(t, endpoint))
+	assert.Equal(t, http.StatusOK, scrapeStatus(t, endpoint))
 	require.NoError(t, first.Shutdown(ctx))
 
 	second := newTestExporter(t, endpoint)
 	require.NoError(t, second.Start(ctx, host))
-	assert.Equal(t, http.StatusOK, scrape(t, endpoint))
+	assert.Equal(t, http.StatusOK, scrapeStatus(t, endpoint))
 	require.NoError(t, second.Shutdown(ctx))
 }
 

@@ -2,8 +2,12 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 
 import (
 	"compress/gzip"
+	"context"
+	"errors"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +18,19 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
+
+// maxStall is how long one scraper may hold up an encoding it shares with
+// others before it is cut off (never longer than the scrape timeout).
+const maxStall = 2 * time.Second
+
+func stallTimeout(scrapeTimeout time.Duration) time.Duration {
+	if scrapeTimeout > 0 {
+		return min(maxStall, scrapeTimeout)
+	}
+	return maxStall
+}
 
 // Compressors are pooled: a fresh one per scrape would be most of its garbage.
 var (
@@ -26,46 +42,138 @@ var (
 	}}
 )
 
-// serveMetrics writes the exposition in the format the scraper negotiated,
-// with expfmt's negotiation (as promhttp does). Text 0.0.4 with legacy names
-// takes the direct writer; every other format goes through expfmt.
+// scrapeOutcome labels how a scrape ended in self-telemetry.
+type scrapeOutcome int
+
+const (
+	outcomeServed scrapeOutcome = iota
+	outcomeShared
+	outcomeRefused
+	outcomeTimeout
+	outcomeTooSlow
+	outcomeFailed
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"served", "shared", "refused", "timeout", "too_slow", "failed"}
+
+// serveMetrics answers one scrape in the format it negotiated (expfmt's
+// negotiation, as promhttp does). Scrapes beyond scrape::max_concurrent get a
+// 503 at once; the others are served by the coalescer, which shares one
+// encoding between concurrent scrapes of the same format.
 func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if e.inflight.Add(1) > int64(e.cfg.Scrape.MaxConcurrent) {
+		e.inflight.Add(-1)
+		e.countScrape(r.Context(), outcomeRefused)
+		w.Header().Set("Retry-After", "1")
+		http.Error(w, "too many concurrent scrapes", http.StatusServiceUnavailable)
+		return
+	}
+	defer e.inflight.Add(-1)
+
 	var format expfmt.Format
 	if e.cfg.EnableOpenMetrics {
 		format = expfmt.NegotiateIncludingOpenMetrics(r.Header)
 	} else {
 		format = expfmt.Negotiate(r.Header)
 	}
+	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
+
+	ctx := r.Context()
+	if timeout := scrapeTimeout(e.cfg.Scrape.Timeout, r.Header); timeout > 0 {
+		deadline := start.Add(timeout)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+		// A write blocked on a stalled connection sees only a deadline.
+		_ = http.NewResponseController(w).SetWriteDeadline(deadline)
+	}
+
 	h := w.Header()
 	h.Set("Content-Type", string(format))
-
-	var out io.Writer = w
-	if acceptsGzip(r.Header.Get("Accept-Encoding")) {
+	if gz {
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
-		gz := gzipPool.Get().(*gzip.Writer)
-		gz.Reset(w)
-		defer func() {
-			_ = gz.Close()
-			gz.Reset(nil)
-			gzipPool.Put(gz)
-		}()
-		out = gz
 	}
+	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), w)
 
-	var err error
-	if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-		err = exposition.WriteText(out, e.store, e.expo)
-	} else {
-		err = exposition.WriteEncoded(out, format, e.store, e.expo, expfmt.WithCreatedLines())
+	outcome := outcomeServed
+	switch {
+	case err == nil && res.Shared:
+		outcome = outcomeShared
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded), ctx.Err() == context.DeadlineExceeded:
+		outcome = outcomeTimeout
+	case errors.Is(err, scrape.ErrTooSlow):
+		outcome = outcomeTooSlow
+	default:
+		outcome = outcomeFailed
 	}
-	if err != nil {
-		// The status is sent already; the scraper sees a cut response.
-		e.set.Logger.Debug("Scrape ended early", zap.Error(err))
-	}
+	e.countScrape(r.Context(), outcome)
 	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(r.Context(), time.Since(start).Seconds(),
 		metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatName(string(format))))))
+	if err == nil {
+		return
+	}
+	e.set.Logger.Debug("Scrape cut off", zap.String("outcome", outcomeNames[outcome]), zap.Error(err))
+	if !res.Started {
+		h.Del("Content-Encoding")
+		h.Del("Vary")
+		http.Error(w, "scrape not served: "+outcomeNames[outcome], http.StatusServiceUnavailable)
+		return
+	}
+	// Part of the body is out: close the connection without the final chunk,
+	// so the scraper sees a failed scrape, not a short one that looks whole.
+	panic(http.ErrAbortHandler)
+}
+
+func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutcome) {
+	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o])
+}
+
+// encoder writes the exposition in format, compressed when gz is set. Text
+// 0.0.4 with legacy names takes the direct writer; every other format goes
+// through expfmt.
+func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
+	write := func(w io.Writer) error {
+		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
+			return exposition.WriteText(w, e.store, e.expo)
+		}
+		return exposition.WriteEncoded(w, format, e.store, e.expo, expfmt.WithCreatedLines())
+	}
+	if !gz {
+		return write
+	}
+	return func(w io.Writer) error {
+		zw := gzipPool.Get().(*gzip.Writer)
+		zw.Reset(w)
+		err := write(zw)
+		if cerr := zw.Close(); err == nil {
+			err = cerr
+		}
+		zw.Reset(nil)
+		gzipPool.Put(zw)
+		return err
+	}
+}
+
+// scrapeTimeout is the configured timeout, lowered by the scraper's own
+// (Prometheus sends X-Prometheus-Scrape-Timeout-Seconds); 0 means none.
+func scrapeTimeout(configured time.Duration, h http.Header) time.Duration {
+	v := h.Get("X-Prometheus-Scrape-Timeout-Seconds")
+	if v == "" {
+		return configured
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || secs <= 0 {
+		return configured
+	}
+	theirs := time.Duration(secs * float64(time.Second))
+	if configured == 0 {
+		return theirs
+	}
+	return min(configured, theirs)
 }
 
 func acceptsGzip(acceptEncoding string) bool {

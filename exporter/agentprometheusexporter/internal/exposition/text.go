@@ -106,6 +106,9 @@ func (t *textWriter) family(f *store.Family) {
 	t.header(f.Name, f.Help, f.Kind)
 	t.bucket, t.sum, t.count = f.Name+"_bucket", f.Name+"_sum", f.Name+"_count"
 	f.Snapshots(&t.scratch, func(snaps []store.Snapshot) {
+		if t.err != nil {
+			return // nobody reads on: skip formatting the rest
+		}
 		for i := range snaps {
 			t.write(f, &snaps[i])
 			if len(t.buf) >= flushAt {

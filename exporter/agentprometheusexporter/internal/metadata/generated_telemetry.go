@@ -34,6 +34,7 @@ type TelemetryBuilder struct {
 	ExporterAgentprometheusDescriptorsCached        metric.Int64ObservableGauge
 	ExporterAgentprometheusPointsDropped            metric.Int64Counter
 	ExporterAgentprometheusScrapeDuration           metric.Float64Histogram
+	ExporterAgentprometheusScrapes                  metric.Int64Counter
 	ExporterAgentprometheusSeriesActive             metric.Int64ObservableGauge
 	ExporterAgentprometheusSeriesCreated            metric.Int64Counter
 	ExporterAgentprometheusSeriesRefused            metric.Int64Counter
@@ -189,6 +190,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithDescription("Time taken to serve one scrape of the metrics endpoint. [Development]"),
 		metric.WithUnit("s"),
 		metric.WithExplicitBucketBoundaries([]float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}...),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusScrapes, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_scrapes",
+		metric.WithDescription("Number of scrapes of the metrics endpoint by outcome (served from their own encoding, shared one started by a concurrent scrape, refused over scrape::max_concurrent, or cut off by timeout, too_slow or failed). [Development]"),
+		metric.WithUnit("{scrape}"),
 	)
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusSeriesActive, err = builder.meter.Int64ObservableGauge(

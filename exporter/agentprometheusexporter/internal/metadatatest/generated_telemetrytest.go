@@ -114,6 +114,22 @@ func AssertEqualExporterAgentprometheusScrapeDuration(t *testing.T, tt *componen
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAgentprometheusScrapes(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_scrapes",
+		Description: "Number of scrapes of the metrics endpoint by outcome (served from their own encoding, shared one started by a concurrent scrape, refused over scrape::max_concurrent, or cut off by timeout, too_slow or failed). [Development]",
+		Unit:        "{scrape}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_scrapes")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentprometheusSeriesActive(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_series_active",

@@ -42,6 +42,7 @@ func TestSetupTelemetry(t *testing.T) {
 	}))
 	tb.ExporterAgentprometheusPointsDropped.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusScrapeDuration.Record(context.Background(), 1)
+	tb.ExporterAgentprometheusScrapes.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesCreated.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesRefused.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), 1)
@@ -62,6 +63,9 @@ func TestSetupTelemetry(t *testing.T) {
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentprometheusScrapeDuration(t, testTel,
 		[]metricdata.HistogramDataPoint[float64]{{}}, metricdatatest.IgnoreValue(),
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentprometheusScrapes(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentprometheusSeriesActive(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
