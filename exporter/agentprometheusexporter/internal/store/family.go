@@ -2,6 +2,7 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 
 import (
 	"sync"
+	"time"
 
 	"github.com/cespare/xxhash/v2"
 )
@@ -45,8 +46,28 @@ const (
 // HashLabels hashes a rendered label set.
 func HashLabels(labels []byte) uint64 { return xxhash.Sum64(labels) }
 
-// Lock and Unlock bracket ingestion into the family.
-func (f *Family) Lock()   { f.mu.Lock() }
+// lockSpin is how long Lock retries before it sleeps: longer than a scrape
+// holds the read lock to copy one chunk of series (tens of µs).
+const lockSpin = 100 * time.Microsecond
+
+// Lock takes the family for ingestion. It spins briefly before it sleeps: a
+// writer put to sleep behind a scrape's read lock is woken by RUnlock but then
+// waits for the scrape's goroutine to use up its time slice (10 ms), once per
+// family of a batch. Measured during a 1M-series gzip scrape on 2 cores: the
+// slowest single-point update went from 100–160 ms to 8–35 ms.
+func (f *Family) Lock() {
+	if f.mu.TryLock() {
+		return
+	}
+	for start := time.Now(); time.Since(start) < lockSpin; {
+		if f.mu.TryLock() {
+			return
+		}
+	}
+	f.mu.Lock()
+}
+
+// Unlock ends what Lock began.
 func (f *Family) Unlock() { f.mu.Unlock() }
 
 // Dead reports whether the sweep removed the family; call with the lock held.
