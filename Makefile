@@ -46,8 +46,8 @@ test: unit conformance smoke
 
 unit:
 	$(GO) test -race ./...
-	# Allocation checks skip under -race (it allocates); run them plainly too.
-	$(GO) test -count=1 -run 'DoesNotAllocate' ./...
+	# Allocation checks and the million-series attack tests skip under -race; run them plainly.
+	$(GO) test -count=1 -run 'DoesNotAllocate|UnderAttack' ./...
 
 # The bench/ module holds contrib's prometheusexporter, kept out of the main module.
 conformance:

@@ -28,8 +28,8 @@ import (
 // metricsPath is where the exposition is served, as Prometheus expects by default.
 const metricsPath = "/metrics"
 
-// conflictLogInterval bounds how often type conflicts are logged.
-const conflictLogInterval = 10 * time.Second
+// logInterval bounds how often type conflicts and refused series are logged.
+const logInterval = 10 * time.Second
 
 // clock is the time source of expiry; tests replace it to expire series
 // without waiting.
@@ -66,8 +66,8 @@ type agentPrometheusExporter struct {
 	scrapes  *scrape.Coalescer
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
 
-	lastConflictLog time.Time
-	conflictMu      sync.Mutex
+	conflictLog logLimiter
+	refusalLog  logLimiter
 
 	// mu guards the server and the sweeper across Start and Shutdown.
 	mu        sync.Mutex
@@ -162,21 +162,35 @@ func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric
 			e.telemetry.ExporterAgentprometheusPointsDropped.Add(ctx, n, e.reasonOpts[r])
 		}
 	}
-	if len(stats.Conflicts) > 0 {
-		e.logConflicts(stats)
-	}
-	return nil
-}
-
-func (e *agentPrometheusExporter) logConflicts(stats convert.Stats) {
-	e.conflictMu.Lock()
-	defer e.conflictMu.Unlock()
-	if now := e.clock.now(); now.Sub(e.lastConflictLog) >= conflictLogInterval {
-		e.lastConflictLog = now
+	if len(stats.Conflicts) > 0 && e.conflictLog.allow(e.clock.now()) {
 		e.set.Logger.Warn("Dropped points whose type conflicts with the family's first type; more conflicts are not logged for a while",
 			zap.Strings("families", stats.Conflicts),
 			zap.Int64("points", stats.Dropped[convert.TypeConflict]))
 	}
+	perResource, global := stats.Dropped[convert.RefusedMaxSeriesPerResource], stats.Dropped[convert.RefusedMaxSeries]
+	if perResource+global > 0 && e.refusalLog.allow(e.clock.now()) {
+		e.set.Logger.Warn("Refused new series over a limit; existing series keep updating, more refusals are counted but not logged for a while",
+			zap.Int64("over_max_series_per_resource", perResource), zap.Int("max_series_per_resource", e.cfg.MaxSeriesPerResource),
+			zap.Int64("over_max_series", global), zap.Int("max_series", e.cfg.MaxSeries))
+	}
+	return nil
+}
+
+// logLimiter lets a kind of warning through at most once per logInterval, so
+// that a misbehaving agent cannot flood the log.
+type logLimiter struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+func (l *logLimiter) allow(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.last.IsZero() && now.Sub(l.last) < logInterval {
+		return false
+	}
+	l.last = now
+	return true
 }
 
 // sweepInterval is how often expired series are removed: often enough that
