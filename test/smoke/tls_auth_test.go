@@ -8,8 +8,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -52,10 +54,12 @@ func writeCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.C
 	return certFile, keyFile, pool
 }
 
+// tlsAuthConfig serves /metrics over TLS behind the authenticator %[1]s
+// (configured by %[7]s), with debug logs and the collector's own metrics on,
+// so that a leaked secret would show up in one or the other.
 const tlsAuthConfig = `
 extensions:
-  bearertokenauth:
-    token: %[1]q
+%[7]s
   health_check:
     endpoint: %[2]s
 receivers:
@@ -70,62 +74,119 @@ exporters:
       cert_file: %[5]s
       key_file: %[6]s
     auth:
-      authenticator: bearertokenauth
+      authenticator: %[1]s
 service:
-  extensions: [bearertokenauth, health_check]
+  extensions: [%[1]s, health_check]
   pipelines:
     metrics:
       receivers: [otlp]
       exporters: [agentprometheus]
   telemetry:
+    logs:
+      level: debug
     metrics:
-      level: none
+      readers:
+        - pull:
+            exporter:
+              prometheus:
+                host: 127.0.0.1
+                port: %[8]s
 `
 
-func TestMetricsBehindTLSAndBearerToken(t *testing.T) {
-	bin := binary(t)
-	dir := t.TempDir()
-	certFile, keyFile, pool := writeCert(t, dir)
-	const token = "s3cret-scrape-token"
-	health, metrics := freeAddr(t), freeAddr(t)
-	cfg := filepath.Join(dir, "gateway.yaml")
-	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, tlsAuthConfig, token, health, freeAddr(t), metrics, certFile, keyFile), 0o600))
-
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config", cfg)
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("gateway output:\n%s", logs.String())
-		}
-	})
-	require.Eventually(t, func() bool { return statusOf("http://"+health+"/") == http.StatusOK },
-		30*time.Second, 100*time.Millisecond, "health check never answered 200")
-
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	get := func(auth string) int {
-		req, err := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
-		require.NoError(t, err)
-		if auth != "" {
-			req.Header.Set("Authorization", auth)
-		}
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		resp.Body.Close()
-		return resp.StatusCode
+func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
+	const token, password = "s3cret-scrape-token", "s3cret-scrape-password"
+	basic := func(user, pass string) string {
+		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 	}
-	assert.Equal(t, http.StatusOK, get("Bearer "+token), "authorised scrape")
-	assert.Equal(t, http.StatusUnauthorized, get(""), "scrape without a token")
-	assert.Equal(t, http.StatusUnauthorized, get("Bearer wrong"), "scrape with a wrong token")
-
-	// Plain HTTP is not served on the TLS port.
-	resp, err := http.Get("http://" + metrics + "/metrics")
-	if err == nil {
-		resp.Body.Close()
-		assert.NotEqual(t, http.StatusOK, resp.StatusCode)
+	tests := []struct {
+		authenticator, extension string
+		secret                   string
+		good                     string
+		bad                      []string
+	}{
+		{
+			authenticator: "bearertokenauth",
+			extension:     fmt.Sprintf("  bearertokenauth:\n    token: %q", token),
+			secret:        token,
+			good:          "Bearer " + token,
+			bad:           []string{"", "Bearer wrong-token-value", basic("prometheus", token)},
+		},
+		{
+			authenticator: "basicauth",
+			extension:     fmt.Sprintf("  basicauth:\n    htpasswd:\n      inline: |\n        prometheus:%s", password),
+			secret:        password,
+			good:          basic("prometheus", password),
+			bad:           []string{"", basic("prometheus", "wrong-password-value"), basic("nobody", password), "Bearer " + password},
+		},
 	}
-	assert.NotContains(t, logs.String(), token, "the token must not appear in the logs")
+	for _, tt := range tests {
+		t.Run(tt.authenticator, func(t *testing.T) {
+			bin := binary(t)
+			dir := t.TempDir()
+			certFile, keyFile, pool := writeCert(t, dir)
+			health, metrics, telemetry := freeAddr(t), freeAddr(t), freeAddr(t)
+			_, telemetryPort, err := net.SplitHostPort(telemetry)
+			require.NoError(t, err)
+			cfg := filepath.Join(dir, "gateway.yaml")
+			require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, tlsAuthConfig,
+				tt.authenticator, health, freeAddr(t), metrics, certFile, keyFile, tt.extension, telemetryPort), 0o600))
+
+			var logs bytes.Buffer
+			cmd := exec.Command(bin, "--config", cfg)
+			cmd.Stdout, cmd.Stderr = &logs, &logs
+			require.NoError(t, cmd.Start())
+			stopped := false
+			stop := func() {
+				if !stopped {
+					stopped = true
+					_ = cmd.Process.Signal(syscall.SIGTERM)
+					_ = cmd.Wait()
+				}
+			}
+			t.Cleanup(func() {
+				stop()
+				if t.Failed() {
+					t.Logf("gateway output:\n%s", logs.String())
+				}
+			})
+			require.Eventually(t, func() bool { return statusOf("http://"+health+"/") == http.StatusOK },
+				30*time.Second, 100*time.Millisecond, "health check never answered 200")
+
+			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			get := func(auth string) int {
+				req, err := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
+				require.NoError(t, err)
+				if auth != "" {
+					req.Header.Set("Authorization", auth)
+				}
+				resp, err := client.Do(req)
+				require.NoError(t, err)
+				resp.Body.Close()
+				return resp.StatusCode
+			}
+			assert.Equal(t, http.StatusOK, get(tt.good), "authorised scrape")
+			for _, auth := range tt.bad {
+				assert.Equal(t, http.StatusUnauthorized, get(auth), "scrape with Authorization %q", auth)
+			}
+
+			// Plain HTTP is not served on the TLS port.
+			resp, err := http.Get("http://" + metrics + "/metrics")
+			if err == nil {
+				resp.Body.Close()
+				assert.NotEqual(t, http.StatusOK, resp.StatusCode)
+			}
+
+			resp, err = http.Get("http://" + telemetry + "/metrics")
+			require.NoError(t, err)
+			own, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(t, err)
+			require.Contains(t, string(own), "otelcol_exporter_agentprometheus_scrapes", "the collector's own metrics count the scrapes")
+			stop()
+			for _, leak := range []string{tt.secret, "wrong-token-value", "wrong-password-value", base64.StdEncoding.EncodeToString([]byte("prometheus:" + tt.secret))} {
+				assert.NotContains(t, logs.String(), leak, "a credential in the logs")
+				assert.NotContains(t, string(own), leak, "a credential in the collector's own metrics")
+			}
+		})
+	}
 }
