@@ -94,11 +94,21 @@ echo
 echo "=== benchstat -col /exporter (ours is the baseline) ==="
 cat "$RESULTS/benchstat.txt"
 
-echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
+# Ingestion while scrapes run: ours only, in-package (the coalescing of
+# concurrent scrapes is what is measured).
+CONC_RAW="$RESULTS/concurrency-raw.txt"
+CONC_ARGS=(-run '^$' -bench '^BenchmarkIngest(DuringScrapes|PauseDuringScrape)$' -benchmem -count "$COUNT" -benchtime 3s)
+echo "go test$(printf ' %q' "${CONC_ARGS[@]}") ./exporter/agentprometheusexporter > bench/results/concurrency-raw.txt" >>"$COMMANDS"
+(cd "$ROOT" && "$GO" test "${CONC_ARGS[@]}" ./exporter/agentprometheusexporter) | tee "$CONC_RAW"
+"$BENCHSTAT" "$CONC_RAW" >"$RESULTS/concurrency.txt"
+echo "benchstat bench/results/concurrency-raw.txt > bench/results/concurrency.txt" >>"$COMMANDS"
+
+echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -concurrency results/concurrency.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
 (cd "$BENCH_DIR" && "$GO" run ./cmd/benchreport \
 	-raw "$RAW" \
 	-benchstat "$RESULTS/benchstat.txt" \
 	-commands "$COMMANDS" \
 	-e2e "$RESULTS/e2e.md" \
+	-concurrency "$RESULTS/concurrency.txt" \
 	-out "$ROOT/BENCHMARKS.md" \
 	-svg "$ROOT/docs/scrape-time.svg")

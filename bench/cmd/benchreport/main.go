@@ -34,6 +34,7 @@ func main() {
 		benchstat = flag.String("benchstat", "bench/results/benchstat.txt", "benchstat -col /exporter output (optional)")
 		commands  = flag.String("commands", "bench/results/commands.txt", "file with the commands that produced the results (optional)")
 		e2e       = flag.String("e2e", "bench/results/e2e.md", "end-to-end results to include (optional)")
+		conc      = flag.String("concurrency", "bench/results/concurrency.txt", "benchstat of ingestion during scrapes (optional)")
 		out       = flag.String("out", "BENCHMARKS.md", "report to write")
 		svg       = flag.String("svg", "docs/scrape-time.svg", "chart to write")
 	)
@@ -68,6 +69,7 @@ func main() {
 		benchstat: readOptional(*benchstat),
 		commands:  readOptional(*commands),
 		e2e:       readOptional(*e2e),
+		conc:      readOptional(*conc),
 		svgPath:   filepath.ToSlash(svgRel),
 	})
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
@@ -275,6 +277,7 @@ func seriesCount(v string) float64 {
 
 type reportInputs struct {
 	benchstat, commands, e2e, svgPath string
+	conc                              string
 }
 
 // column is one metric shown as ours | contrib | contrib/ours.
@@ -368,6 +371,17 @@ func writeReport(r *results, in reportInputs) string {
 	w("coder metrics-aggregator seed: *base* labels come from the resource (`job`, `instance`, and\n")
 	w("`host_name`, `cloud_region` for 4), *extra* labels are point attributes.\n\n")
 	table(&b, r, "Seed", []column{{"ns/series", "ns/series", fmtNum}, {"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
+
+	if strings.TrimSpace(in.conc) != "" {
+		w("## Ingestion during scrapes\n\n")
+		w("Ours only (in-package benchmarks of `exporter/agentprometheusexporter`): the scrapers are HTTP\n")
+		w("clients in the same process asking for gzip, as Prometheus does. *IngestDuringScrapes*: ns per\n")
+		w("updated point, 100k series held, with 0, 1 or 4 scrapers back to back (each scraper takes a core\n")
+		w("for itself on this 2-core machine) or 4 scrapers together once a second. Concurrent scrapes of\n")
+		w("one format share an encoding, so 4 scrapers cost about what 1 does. *IngestPauseDuringScrape*:\n")
+		w("single-point updates made while a 1M-series scrape is written; the slowest and the mean.\n\n")
+		w("```\n%s\n```\n\n", strings.TrimRight(in.conc, "\n"))
+	}
 
 	if len(r.notes) > 0 || len(r.skips) > 0 {
 		w("## Notes from the run\n\n")
