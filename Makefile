@@ -11,6 +11,8 @@ GO    ?= go
 TOOLS_DIR       := $(CURDIR)/.tools
 BUILDER_VERSION := v0.164.0
 BUILDER         := $(TOOLS_DIR)/builder-$(BUILDER_VERSION)
+TELEMETRYGEN_VERSION := v0.161.0
+TELEMETRYGEN         := $(TOOLS_DIR)/telemetrygen-$(TELEMETRYGEN_VERSION)
 
 DISTRO := _build/otelcol-statsgate
 CONFIG ?= testdata/gateway.yaml
@@ -21,7 +23,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke generate lint bench bench-e2e clean
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean
 
 all: lint test
 
@@ -41,8 +43,8 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: unit tests with the race detector, conformance with contrib's exporter, smoke test of the distro
-test: unit conformance smoke
+## test: unit tests with the race detector, conformance with contrib's exporter, smoke and end-to-end tests of the distro
+test: unit conformance smoke e2e
 
 unit:
 	$(GO) test -race ./...
@@ -55,6 +57,32 @@ conformance:
 
 smoke: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
+
+## e2e: demo agents and telemetrygen -> the distro -> a real Prometheus (TLS + bearer token), checked through its query API
+e2e: $(DISTRO) $(TELEMETRYGEN) prometheus
+	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) \
+	STATSGATE_PROMETHEUS=$$(command -v prometheus) \
+	STATSGATE_PROMTOOL=$$(command -v promtool) \
+	STATSGATE_TELEMETRYGEN=$(TELEMETRYGEN) \
+	$(GO) test -count=1 -v -timeout 5m ./test/e2e
+
+## demo: the gateway, two demo agents and Prometheus on localhost until Ctrl-C
+demo: $(DISTRO) prometheus
+	bash scripts/demo.sh $(DISTRO)
+
+$(TELEMETRYGEN):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
+	mv $(TOOLS_DIR)/telemetrygen $@
+
+## prometheus: install Prometheus and promtool (Debian package) when they are missing
+prometheus:
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing the Debian package prometheus"; \
+		$$sudo apt-get update -q && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
+	fi
 
 ## generate: regenerate the mdatagen output of both components
 generate:
