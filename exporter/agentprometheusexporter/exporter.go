@@ -28,6 +28,9 @@ import (
 // metricsPath is where the exposition is served, as Prometheus expects by default.
 const metricsPath = "/metrics"
 
+// shutdownGrace is how long shutdown waits for scrapes in flight.
+const shutdownGrace = 5 * time.Second
+
 // logInterval bounds how often type conflicts and refused series are logged.
 const logInterval = 10 * time.Second
 
@@ -65,6 +68,9 @@ type agentPrometheusExporter struct {
 
 	scrapes  *scrape.Coalescer
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
+	// serveCtx ends when shutdown begins, cutting off scrapes still running.
+	serveCtx    context.Context
+	cancelServe context.CancelFunc
 
 	conflictLog logLimiter
 	refusalLog  logLimiter
@@ -223,6 +229,7 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	if err != nil {
 		return err
 	}
+	e.serveCtx, e.cancelServe = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc(metricsPath, e.serveMetrics)
 	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
@@ -258,11 +265,19 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	if e.server == nil {
 		return nil
 	}
-	err := e.server.Shutdown(ctx)
+	// Scrapes in flight get a grace period to finish, then are cut off: a
+	// stalled scraper must not hold the collector's shutdown.
+	grace, cancel := context.WithTimeout(ctx, shutdownGrace)
+	err := e.server.Shutdown(grace)
+	cancel()
 	if err != nil {
-		// The context ran out with scrapes still in flight: cut them off.
-		err = errors.Join(err, e.server.Close())
+		e.cancelServe()
+		err = e.server.Close()
+		if ctx.Err() != nil {
+			err = errors.Join(ctx.Err(), err)
+		}
 	}
+	e.cancelServe()
 	<-e.serveDone
 	e.server, e.serveDone = nil, nil
 	return err

@@ -2,6 +2,7 @@ package agentprometheusexporter
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -18,10 +19,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 )
 
@@ -199,4 +202,24 @@ func TestConcurrentScrapesShareEncodings(t *testing.T) {
 	c := scrapeCounts(t, tel)
 	assert.Equal(t, int64(scrapers), c["served"]+c["shared"])
 	assert.Positive(t, c["shared"], "no scrape shared an encoding: %v", c)
+}
+
+func TestShutdownCutsOffAStalledScrape(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.WriteTimeout = 0 // nothing but shutdown would end the scrape
+	cfg.Scrape.Timeout = 0
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, newFakeClock().clock())
+	require.NoError(t, err)
+	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
+	require.NoError(t, exp.consumeMetrics(context.Background(), bulkyBatch(0, 1000)))
+	stalledScrape(t, cfg.Server.NetAddr.Endpoint, "")
+	require.Eventually(t, func() bool { return exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
+
+	start := time.Now()
+	require.NoError(t, exp.shutdown(context.Background()))
+	assert.Less(t, time.Since(start), shutdownGrace+2*time.Second, "shutdown waited for the stalled scrape")
+	ln, err := net.Listen("tcp", cfg.Server.NetAddr.Endpoint)
+	require.NoError(t, err, "the port is released")
+	ln.Close()
 }

@@ -80,15 +80,22 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	}
 	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
 
-	ctx := r.Context()
-	if timeout := scrapeTimeout(e.cfg.Scrape.Timeout, r.Header); timeout > 0 {
+	// The scrape ends when its client goes, its timeout passes or the
+	// exporter shuts down.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(e.serveCtx, cancel)()
+	rc := http.NewResponseController(w)
+	if timeout := scrapeTimeout(e.cfg.Scrape.Timeout, e.cfg.Server.WriteTimeout, r.Header); timeout > 0 {
 		deadline := start.Add(timeout)
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
-		// A write blocked on a stalled connection sees only a deadline.
-		_ = http.NewResponseController(w).SetWriteDeadline(deadline)
+		var cancelTimeout context.CancelFunc
+		ctx, cancelTimeout = context.WithDeadline(ctx, deadline)
+		defer cancelTimeout()
+		_ = rc.SetWriteDeadline(deadline)
 	}
+	// A write blocked on a stalled connection sees only its deadline: move
+	// it to now when the scrape ends, so that nothing waits on the client.
+	stopCut := context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
 
 	h := w.Header()
 	h.Set("Content-Type", string(format))
@@ -97,6 +104,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 		h.Add("Vary", "Accept-Encoding")
 	}
 	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), w)
+	stopCut()
 
 	outcome := outcomeServed
 	switch {
@@ -158,22 +166,21 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.
 	}
 }
 
-// scrapeTimeout is the configured timeout, lowered by the scraper's own
-// (Prometheus sends X-Prometheus-Scrape-Timeout-Seconds); 0 means none.
-func scrapeTimeout(configured time.Duration, h http.Header) time.Duration {
-	v := h.Get("X-Prometheus-Scrape-Timeout-Seconds")
-	if v == "" {
-		return configured
+// scrapeTimeout is the shortest of scrape::timeout, the server's
+// write_timeout and the scraper's own (Prometheus sends
+// X-Prometheus-Scrape-Timeout-Seconds); 0 means none.
+func scrapeTimeout(configured, writeTimeout time.Duration, h http.Header) time.Duration {
+	timeout := configured
+	shorten := func(d time.Duration) {
+		if d > 0 && (timeout == 0 || d < timeout) {
+			timeout = d
+		}
 	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || secs <= 0 {
-		return configured
+	shorten(writeTimeout)
+	if secs, err := strconv.ParseFloat(h.Get("X-Prometheus-Scrape-Timeout-Seconds"), 64); err == nil && secs > 0 {
+		shorten(time.Duration(secs * float64(time.Second)))
 	}
-	theirs := time.Duration(secs * float64(time.Second))
-	if configured == 0 {
-		return theirs
-	}
-	return min(configured, theirs)
+	return timeout
 }
 
 func acceptsGzip(acceptEncoding string) bool {
