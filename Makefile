@@ -23,7 +23,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak
 
 all: lint test
 
@@ -44,7 +44,7 @@ run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
 ## test: unit tests with the race detector, conformance with contrib's exporter, smoke and end-to-end tests of the distro
-test: unit conformance smoke e2e
+test: unit conformance smoke e2e reliability
 
 unit:
 	$(GO) test -race ./...
@@ -57,6 +57,21 @@ conformance:
 
 smoke: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
+
+## reliability: a 60 s churn soak (agents join and leave, series expire; heap, goroutines and
+## series must plateau) and the lifecycle faults (SIGTERM mid-scrape and mid-ingestion, restart
+## on the same ports, config reload by SIGHUP and by restart) against the built distro.
+## -p 1: the soak's memory figures and the shutdown bounds must not share the CPUs with each other.
+reliability: $(DISTRO)
+	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v -p 1 ./test/soak ./test/lifecycle
+
+SOAK_DURATION ?= 10m
+SOAK_TIMEOUT  ?= 40m
+
+## soak: the churn soak for $(SOAK_DURATION) (SOAK_TIMEOUT bounds the go test run; raise both together)
+soak: $(DISTRO)
+	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_SOAK_DURATION=$(SOAK_DURATION) \
+		$(GO) test -count=1 -v -run TestChurnSoak -timeout $(SOAK_TIMEOUT) ./test/soak
 
 ## e2e: demo agents and telemetrygen -> the distro -> a real Prometheus (TLS + bearer token), checked through its query API
 e2e: $(DISTRO) $(TELEMETRYGEN) prometheus
