@@ -532,6 +532,7 @@ func TestBadPointDoesNotTakeDownItsBatch(t *testing.T) {
 	good := h.DataPoints().AppendEmpty()
 	good.SetScale(0)
 	good.SetCount(2)
+	good.SetZeroCount(2) // the buckets add up to the count
 	good.Attributes().PutStr("k", "good")
 	gauge(ms, "after", 1, nil)
 	stats := te.exp.conv.ConsumeMetrics(md)

@@ -152,7 +152,11 @@ func (w *batchWork) resource(rm pmetric.ResourceMetrics, now int64) {
 			}
 			rank := p.rank[r.Dialect]
 			w.found = append(w.found, found{scope: j, index: k, rule: r, rank: rank})
-			w.seen.Note(r.Concept, rank)
+			// A metric without points reports no calls: it must not make
+			// another dialect's points for the same calls duplicates.
+			if pointCount(m) > 0 {
+				w.seen.Note(r.Concept, rank)
+			}
 		}
 	}
 	if len(w.found) == 0 {

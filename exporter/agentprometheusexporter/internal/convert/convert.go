@@ -3,9 +3,11 @@
 package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 
 import (
+	"bytes"
 	"cmp"
 	"slices"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/otlptranslator"
@@ -56,12 +58,18 @@ func New(opts Options, st *store.Store, descs *descriptors.Cache, now func() int
 		// As contrib while its PermissiveLabelSanitization gate is off.
 		PreserveMultipleUnderscores: true,
 	}
+	// otlptranslator prefixes names with the namespace as it is: one that is
+	// not a valid name (my-ns) would make every name invalid.
+	namespace := opts.Namespace
+	if ns, err := labelNamer.Build(namespace); err == nil && namespace != "" && !opts.UTF8Allowed {
+		namespace = ns
+	}
 	c := &Converter{
 		opts:  opts,
 		store: st,
 		descs: descs,
 		names: newNames(otlptranslator.MetricNamer{
-			Namespace:          opts.Namespace,
+			Namespace:          namespace,
 			WithMetricSuffixes: opts.WithSuffixes,
 			UTF8Allowed:        opts.UTF8Allowed,
 		}, labelNamer),
@@ -74,6 +82,8 @@ func New(opts Options, st *store.Store, descs *descriptors.Cache, now func() int
 			c.TargetInfoName = ns + "_" + c.TargetInfoName
 		}
 	}
+	// A metric of that name would write a second target_info family.
+	st.Reserve(c.TargetInfoName)
 	for name, value := range opts.ConstLabels {
 		c.constLabels = append(c.constLabels, baseLabel{name: name, value: appendEscaped(nil, value)})
 	}
@@ -164,11 +174,12 @@ func (w *worker) resource(attrs pcommon.Map) {
 		}
 		w.key = appendRaw(w.key, name)
 	}
+	w.key = validUTF8(w.key, 0)
 	jobEnd := len(w.key)
 	w.key = append(w.key, 0xff)
 	id, hasInstance := attrs.Get(serviceInstanceID)
 	if hasInstance {
-		w.key = appendRaw(w.key, id)
+		w.key = validUTF8(appendRaw(w.key, id), jobEnd+1)
 	}
 	job, instance := w.key[:jobEnd], w.key[jobEnd+1:]
 	w.res = w.c.store.Resource(w.key, w.now)
@@ -206,6 +217,16 @@ func (w *worker) resource(attrs pcommon.Map) {
 			}
 		}
 	}
+}
+
+// validUTF8 replaces invalid UTF-8 in b[from:] by U+FFFD. Valid UTF-8 never
+// holds 0xff, the separator of job and instance in a resource key: without
+// the repair two agents could share one key.
+func validUTF8(b []byte, from int) []byte {
+	if utf8.Valid(b[from:]) {
+		return b
+	}
+	return append(b[:from], bytes.ToValidUTF8(b[from:], []byte("\uFFFD"))...)
 }
 
 // arenaValue and arenaEscaped append an escaped label value to the arena

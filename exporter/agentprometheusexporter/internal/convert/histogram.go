@@ -17,32 +17,75 @@ import (
 // histogram stores an explicit-bucket histogram point as cumulative bucket
 // counts; an aligned delta with the same bounds adds to the stored counts.
 func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta bool) {
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
+	if !dp.Flags().NoRecordedValue() && (!bucketsMatchCount(counts, bounds.Len(), dp.Count()) || delta && dp.StartTimestamp() == 0) {
+		w.skip(Invalid)
+		return
+	}
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}
-	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	start := int64(dp.StartTimestamp())
-	if delta && existed && start == s.Timestamp && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds) {
-		var cum uint64
-		for i := range s.Histogram.Cumulative {
-			if i < counts.Len() {
+	// Without bucket counts the bounds describe nothing: count and sum only.
+	noBuckets := counts.Len() == 0
+	sameLayout := s.Native == nil && (noBuckets && s.Histogram == nil || !noBuckets && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds))
+	// A family holds classic and exponential histograms alike; a series
+	// keeps the layout of its latest point only.
+	s.Native = nil
+	if delta && existed && start == s.Timestamp && sameLayout {
+		if h := s.Histogram; h != nil {
+			var cum uint64
+			for i := range h.Cumulative {
 				cum += counts.At(i)
+				h.Cumulative[i] += cum
 			}
-			s.Histogram.Cumulative[i] += cum
 		}
 		s.Value += dp.Sum()
 		s.Count += dp.Count()
 		s.Timestamp = int64(dp.Timestamp())
 	} else {
-		s.Histogram = w.c.bounds.fill(s.Histogram, bounds, counts)
+		if noBuckets {
+			s.Histogram = nil
+		} else {
+			s.Histogram = w.c.bounds.fill(s.Histogram, bounds, counts)
+		}
 		s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), start, int64(dp.Timestamp())
 	}
 	s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
 }
 
+// bucketsMatchCount reports whether a point's buckets agree with its
+// count: no bucket counts at all, or one per bound plus the overflow
+// bucket, adding up to the count. Anything else contradicts itself, and
+// either number would expose a histogram whose buckets and count disagree.
+func bucketsMatchCount(counts pcommon.UInt64Slice, bounds int, count uint64) bool {
+	n := counts.Len()
+	if n == 0 {
+		return true
+	}
+	if n != bounds+1 {
+		return false
+	}
+	var total uint64
+	for i := 0; i < n; i++ {
+		c := counts.At(i)
+		if total+c < total {
+			return false // overflows: not a count
+		}
+		total += c
+	}
+	return total == count
+}
+
+// boundsEqual reports whether a point's bounds are b's values, possibly
+// followed by +Inf, which b leaves out: the +Inf bucket is the count.
 func boundsEqual(b *store.Bounds, bounds pcommon.Float64Slice) bool {
-	if len(b.Values) != bounds.Len() {
+	n := bounds.Len()
+	if n == len(b.Values)+1 && math.IsInf(bounds.At(n-1), 1) {
+		n--
+	}
+	if n != len(b.Values) {
 		return false
 	}
 	for i, v := range b.Values {
@@ -68,7 +111,9 @@ func newBoundsIntern() *boundsIntern { return &boundsIntern{byHash: map[uint64]*
 
 // fill sets h to the cumulative counts of a point, reusing h when its bounds
 // match. Bounds are sorted and de-duplicated, and a bucket's count is taken
-// at the bound's first position, as contrib does.
+// at the bound's first position, as contrib does. NaN and +Inf bounds are
+// left out (an le="+Inf" bucket is the count; an le="NaN" one is no bucket):
+// their counts are only in the +Inf bucket.
 func (bi *boundsIntern) fill(h *store.Histogram, bounds pcommon.Float64Slice, counts pcommon.UInt64Slice) *store.Histogram {
 	// Stored bounds are sorted and distinct, so equal bounds need no checks.
 	same := h != nil && boundsEqual(h.Bounds, bounds)
@@ -112,7 +157,7 @@ func sortedDistinct(bounds pcommon.Float64Slice) bool {
 }
 
 func (bi *boundsIntern) get(bounds pcommon.Float64Slice) *store.Bounds {
-	values := slices.Clone(bounds.AsRaw())
+	values := slices.DeleteFunc(slices.Clone(bounds.AsRaw()), func(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 1) })
 	slices.Sort(values)
 	values = slices.Compact(values)
 	var d xxhash.Digest

@@ -203,6 +203,17 @@ func (w *worker) descriptor(f *store.Family) *descriptors.Descriptor {
 	return desc
 }
 
+// exported renames the labels the exposition writes itself — the bucket
+// and quantile labels, the metric name — to Prometheus' exported_ form: a
+// series with two of them does not parse. Point attributes, resource
+// attributes (resource_to_telemetry_conversion) and const labels alike.
+func exported(name string, kind store.Kind) string {
+	if (name == "le" && kind == store.KindHistogram) || (name == "quantile" && kind == store.KindSummary) || name == "__name__" {
+		return "exported_" + name
+	}
+	return name
+}
+
 type planned struct {
 	name   string
 	key    string // original attribute key, orders colliding point attributes
@@ -231,16 +242,11 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 		if err != nil {
 			return nil
 		}
-		// The bucket and quantile labels belong to the exposition; a point
-		// attribute of that name is kept under Prometheus' exported_ prefix.
-		if (name == "le" && f.Kind == store.KindHistogram) || (name == "quantile" && f.Kind == store.KindSummary) {
-			name = "exported_" + name
-		}
-		plan = append(plan, planned{name: name, key: k, source: i})
+		plan = append(plan, planned{name: exported(name, f.Kind), key: k, source: i})
 	}
 	slices.SortFunc(plan, func(a, b planned) int { return cmp.Compare(a.key, b.key) })
 	for i, b := range w.base {
-		plan = append(plan, planned{name: b.name, source: -(i + 1)})
+		plan = append(plan, planned{name: exported(b.name, f.Kind), source: -(i + 1)})
 	}
 	slices.SortStableFunc(plan, func(a, b planned) int { return cmp.Compare(a.name, b.name) })
 

@@ -143,11 +143,20 @@ func (w *worker) upsert(f *store.Family, pos int) (*store.Series, store.Outcome)
 	return s, outcome
 }
 
+// skip passes over a point that is not stored, keeping the position hints
+// of the following points aligned.
+func (w *worker) skip(r Reason) {
+	w.pos++
+	w.stats.drop(r, 1)
+}
+
 // point is what the typed handlers share: resolve labels, honour
-// NoRecordedValue, find the series and reject out-of-order points. It
-// returns the series to write, or nil, and whether the series existed
-// before this point (a delta can only accumulate onto one that did).
-func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp) (s *store.Series, existed bool) {
+// NoRecordedValue, find the series and reject out-of-order points — for a
+// delta also one as old as the stored point, which was counted already (a
+// retried batch). It returns the series to write, or nil, and whether the
+// series existed before this point (a delta can only accumulate onto one
+// that did).
+func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp, delta bool) (s *store.Series, existed bool) {
 	pos := w.pos
 	w.pos++
 	if !w.labels(f, attrs) {
@@ -163,7 +172,7 @@ func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPoi
 	}
 	s, outcome := w.upsert(f, pos)
 	existed = outcome == store.Updated
-	if s != nil && existed && int64(ts) < s.Timestamp {
+	if s != nil && existed && (int64(ts) < s.Timestamp || delta && int64(ts) == s.Timestamp) {
 		w.stats.Updated--
 		w.stats.drop(OutOfOrder, 1)
 		return nil, true
@@ -181,11 +190,16 @@ func numberValue(dp pmetric.NumberDataPoint) float64 {
 // number stores a gauge or sum point; an aligned delta adds to the stored
 // cumulative value, any other delta starts it again.
 func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	v := numberValue(dp)
+	if !dp.Flags().NoRecordedValue() && !validNumber(f.Kind == store.KindCounter, v, delta, dp.StartTimestamp()) {
+		w.skip(Invalid)
+		return
+	}
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}
-	v, start := numberValue(dp), int64(dp.StartTimestamp())
+	start := int64(dp.StartTimestamp())
 	if delta && existed && start == s.Timestamp {
 		v += s.Value
 		start = s.Start
@@ -196,8 +210,19 @@ func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool)
 	}
 }
 
+// validNumber reports whether a value can be stored. A counter starts at 0
+// and never decreases: a negative or NaN value, or delta, is not one
+// (OpenMetrics forbids both). A delta without a start time cannot be placed
+// after the previous point: whether to add or start again is a guess.
+func validNumber(counter bool, v float64, delta bool, start pcommon.Timestamp) bool {
+	if counter && !(v >= 0) {
+		return false
+	}
+	return !delta || start != 0
+}
+
 func (w *worker) summary(f *store.Family, dp pmetric.SummaryDataPoint) {
-	s, _ := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	s, _ := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), false)
 	if s == nil {
 		return
 	}

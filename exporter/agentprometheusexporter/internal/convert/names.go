@@ -1,6 +1,8 @@
 package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 
 import (
+	"errors"
+	"strings"
 	"sync"
 
 	"github.com/prometheus/otlptranslator"
@@ -56,12 +58,43 @@ func newNames(metricNamer otlptranslator.MetricNamer, labelNamer otlptranslator.
 	return &names{metricNamer: metricNamer, labelNamer: labelNamer}
 }
 
+var errEmptyName = errors.New("metric name is empty")
+
+// metric translates a metric name. With UTF-8 allowed, otlptranslator keeps
+// the name as it is: an empty one is refused, and invalid UTF-8 (which
+// protobuf cannot carry) is replaced by U+FFFD.
 func (n *names) metric(name, unit string, typ otlptranslator.MetricType) (string, error) {
 	return n.metrics.get(metricKey{name, unit, typ}, func() (string, error) {
-		return n.metricNamer.Build(otlptranslator.Metric{Name: name, Unit: unit, Type: typ})
+		if name == "" {
+			return "", errEmptyName
+		}
+		out, err := n.metricNamer.Build(otlptranslator.Metric{Name: name, Unit: unit, Type: typ})
+		if err != nil || !n.metricNamer.UTF8Allowed {
+			return out, err
+		}
+		return strings.ToValidUTF8(out, "\uFFFD"), nil
 	})
 }
 
+// label translates an attribute key into a label name as rendered in a
+// label set. __name__ is the exposition's own (a series with such a label
+// does not parse) and is kept as exported___name__, as Prometheus renames
+// clashing labels. With UTF-8 allowed, otlptranslator keeps the key as it
+// is, so the rendered name is escaped like a value: a quote, backslash or
+// newline in it cannot break the label set. A ':' becomes '_': expfmt's
+// text and OpenMetrics encoders leave a label name unquoted when it is a
+// valid metric name, and a:b="x" parses nowhere.
 func (n *names) label(key string) (string, error) {
-	return n.labels.get(key, func() (string, error) { return n.labelNamer.Build(key) })
+	return n.labels.get(key, func() (string, error) {
+		name, err := n.labelNamer.Build(key)
+		switch {
+		case err != nil:
+			return "", err
+		case name == "__name__":
+			return "exported___name__", nil
+		case n.labelNamer.UTF8Allowed:
+			return string(appendEscaped(nil, strings.ReplaceAll(name, ":", "_"))), nil
+		}
+		return name, nil
+	})
 }

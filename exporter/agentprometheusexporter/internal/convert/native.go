@@ -1,6 +1,8 @@
 package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 
 import (
+	"math"
+
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -13,17 +15,19 @@ const (
 	maxSchema = 8
 	// defaultZeroThreshold is Prometheus' remote-write translator's default.
 	defaultZeroThreshold = 1e-128
+	// maxMergedSpan bounds the dense buckets of an accumulated delta: two
+	// deltas far apart would otherwise allocate every bucket between them.
+	maxMergedSpan = 1 << 12
 )
 
 // native stores an exponential histogram as a native histogram. An aligned
 // delta with the same zero threshold is merged at the coarser of the schemas.
 func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoint, delta bool) {
-	if dp.Scale() < minSchema {
-		w.pos++ // keep the position hints of the following points aligned
-		w.stats.drop(Invalid, 1)
+	if !dp.Flags().NoRecordedValue() && (!validNative(dp) || delta && dp.StartTimestamp() == 0) {
+		w.skip(Invalid)
 		return
 	}
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp())
+	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}
@@ -34,11 +38,17 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 		zt = defaultZeroThreshold
 	}
 	start := int64(dp.StartTimestamp())
+	s.Histogram = nil // a family holds classic and exponential histograms alike
 	if delta && existed && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt {
 		n := s.Native
 		to := min(n.Schema, schema)
-		n.Positive = addBuckets(downscale(n.Positive, n.Schema-to), fromOTLP(dp.Positive(), down+schema-to))
-		n.Negative = addBuckets(downscale(n.Negative, n.Schema-to), fromOTLP(dp.Negative(), down+schema-to))
+		pos, neg := downscale(n.Positive, n.Schema-to), downscale(n.Negative, n.Schema-to)
+		newPos, newNeg := fromOTLP(dp.Positive(), down+schema-to), fromOTLP(dp.Negative(), down+schema-to)
+		for to > minSchema && (mergedSpan(pos, newPos) > maxMergedSpan || mergedSpan(neg, newNeg) > maxMergedSpan) {
+			to--
+			pos, neg, newPos, newNeg = downscale(pos, 1), downscale(neg, 1), downscale(newPos, 1), downscale(newNeg, 1)
+		}
+		n.Positive, n.Negative = addBuckets(pos, newPos), addBuckets(neg, newNeg)
 		n.Schema = to
 		n.ZeroCount += dp.ZeroCount()
 		s.Value += dp.Sum()
@@ -57,6 +67,54 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 	s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
 }
 
+// validNative reports whether an exponential histogram point can be a
+// native histogram, checking what Prometheus checks when it ingests one:
+// a schema it supports (finer scales are downscaled), a zero threshold that
+// is a non-negative number, bucket indices that stand for float64 values,
+// and buckets adding up to the count (at most the count when the sum is
+// NaN). Prometheus refuses a native histogram that fails these.
+func validNative(dp pmetric.ExponentialHistogramDataPoint) bool {
+	if dp.Scale() < minSchema {
+		return false
+	}
+	if zt := dp.ZeroThreshold(); !(zt >= 0) || math.IsInf(zt, 1) {
+		return false
+	}
+	schema := min(dp.Scale(), maxSchema)
+	down := dp.Scale() - schema
+	total := dp.ZeroCount()
+	for _, b := range [2]pmetric.ExponentialHistogramDataPointBuckets{dp.Positive(), dp.Negative()} {
+		counts := b.BucketCounts()
+		if counts.Len() == 0 {
+			continue
+		}
+		first := int64(b.Offset())
+		last := first + int64(counts.Len()) - 1
+		if last > math.MaxInt32 || !indexInRange(first>>down, schema) || !indexInRange(last>>down, schema) {
+			return false
+		}
+		for i := 0; i < counts.Len(); i++ {
+			c := counts.At(i)
+			if total+c < total {
+				return false // overflows: not a count
+			}
+			total += c
+		}
+	}
+	if math.IsNaN(dp.Sum()) {
+		return total <= dp.Count()
+	}
+	return total == dp.Count()
+}
+
+// indexInRange reports whether bucket index i of schema stands for float64
+// values: bucket i ends at 2^((i+1)/2^schema), and float64 spans 2^-1074 to
+// 2^1024. The margin of a few buckets keeps the arithmetic simple.
+func indexInRange(i int64, schema int32) bool {
+	limit := int64(1100 * math.Exp2(float64(schema)))
+	return i >= -limit && i <= limit
+}
+
 // fromOTLP converts OTLP buckets, merging 2^down neighbours. Prometheus'
 // bucket index is OTLP's plus one.
 func fromOTLP(b pmetric.ExponentialHistogramDataPointBuckets, down int32) store.Buckets {
@@ -64,13 +122,24 @@ func fromOTLP(b pmetric.ExponentialHistogramDataPointBuckets, down int32) store.
 	if counts.Len() == 0 {
 		return store.Buckets{}
 	}
-	first := b.Offset() >> down
-	last := (b.Offset() + int32(counts.Len()) - 1) >> down
-	out := store.Buckets{Offset: first + 1, Counts: make([]uint64, last-first+1)}
+	offset := int64(b.Offset())
+	first := offset >> down
+	last := (offset + int64(counts.Len()) - 1) >> down
+	out := store.Buckets{Offset: int32(first + 1), Counts: make([]uint64, last-first+1)}
 	for i := 0; i < counts.Len(); i++ {
-		out.Counts[((b.Offset()+int32(i))>>down)-first] += counts.At(i)
+		out.Counts[((offset+int64(i))>>down)-first] += counts.At(i)
 	}
 	return out
+}
+
+// mergedSpan is how many dense buckets adding a and b takes.
+func mergedSpan(a, b store.Buckets) int64 {
+	if len(a.Counts) == 0 || len(b.Counts) == 0 {
+		return int64(len(a.Counts) + len(b.Counts))
+	}
+	lo := min(int64(a.Offset), int64(b.Offset))
+	hi := max(int64(a.Offset)+int64(len(a.Counts)), int64(b.Offset)+int64(len(b.Counts)))
+	return hi - lo
 }
 
 // downscale merges 2^down neighbouring buckets.

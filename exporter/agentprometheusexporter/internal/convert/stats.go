@@ -4,12 +4,14 @@ package convert // import "github.com/statsgate/statsgate/exporter/agentpromethe
 type Reason uint8
 
 const (
-	// TypeConflict: the family already exists with another type.
+	// TypeConflict: the family already exists with another type, or a name
+	// it would write is another family's (x_count of a histogram x).
 	TypeConflict Reason = iota
 	// InvalidName: the metric or an attribute name cannot be translated.
 	InvalidName
-	// Invalid: the point itself cannot be represented (e.g. an exponential
-	// histogram scale below -4).
+	// Invalid: the point cannot be represented or contradicts itself (an
+	// exponential histogram scale below -4, buckets that do not add up to
+	// the count, a negative counter, a delta without a start time).
 	Invalid
 	// UnsupportedTemporality: unspecified temporality, or a non-monotonic delta sum.
 	UnsupportedTemporality

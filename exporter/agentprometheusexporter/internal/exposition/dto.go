@@ -7,9 +7,11 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -21,17 +23,21 @@ import (
 // time so that memory stays bounded by the largest family.
 func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
 	enc := expfmt.NewEncoder(w, format, encOpts...)
+	labels := parseLabels
+	if format.ToEscapingScheme() == model.UnderscoreEscaping {
+		labels = func(s string) []*dto.LabelPair { return escapeLabelNames(parseLabels(s)) }
+	}
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr("Target metadata"), Type: dto.MetricType_GAUGE.Enum()}
-		for _, labels := range infos {
-			mf.Metric = append(mf.Metric, &dto.Metric{Label: parseLabels(labels), Gauge: &dto.Gauge{Value: ptr(1.0)}})
+		for _, l := range infos {
+			mf.Metric = append(mf.Metric, &dto.Metric{Label: labels(l), Gauge: &dto.Gauge{Value: ptr(1.0)}})
 		}
 		if err := enc.Encode(mf); err != nil {
 			return err
 		}
 	}
 	for _, f := range st.Families() {
-		mf := familyDTO(f, opts)
+		mf := familyDTO(f, opts, labels)
 		if len(mf.Metric) == 0 {
 			continue
 		}
@@ -47,7 +53,7 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 
 func ptr[T any](v T) *T { return &v }
 
-func familyDTO(f *store.Family, opts Options) *dto.MetricFamily {
+func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPair) *dto.MetricFamily {
 	mf := &dto.MetricFamily{Name: ptr(f.Name), Help: ptr(f.Help)}
 	switch f.Kind {
 	case store.KindCounter:
@@ -60,7 +66,7 @@ func familyDTO(f *store.Family, opts Options) *dto.MetricFamily {
 		mf.Type = dto.MetricType_GAUGE.Enum()
 	}
 	f.Range(func(s *store.Series) {
-		m := &dto.Metric{Label: parseLabels(s.Labels)}
+		m := &dto.Metric{Label: labels(s.Labels)}
 		if opts.SendTimestamps && s.Timestamp != 0 {
 			m.TimestampMs = ptr(s.Timestamp / 1e6)
 		}
@@ -165,31 +171,112 @@ func exemplarDTO(e store.Exemplar) *dto.Exemplar {
 }
 
 // parseLabels splits a rendered label set back into pairs, undoing the
-// text-format escaping.
+// text-format escaping of values and of names (escaped alike when UTF-8
+// names are allowed, see convert). A malformed set ends the pairs early
+// rather than failing the scrape.
 func parseLabels(s string) []*dto.LabelPair {
 	var pairs []*dto.LabelPair
 	for len(s) > 0 {
-		eq := strings.IndexByte(s, '=')
-		name := s[:eq]
-		s = s[eq+2:] // skip ="
-		var v strings.Builder
-		i := 0
-		for ; s[i] != '"'; i++ {
-			if s[i] == '\\' {
-				i++
-				if s[i] == 'n' {
-					v.WriteByte('\n')
-					continue
-				}
-			}
-			v.WriteByte(s[i])
+		// A name ends at the first unescaped quote, which follows its '='.
+		name, rest, ok := unescapeToQuote(s)
+		name, hasEq := strings.CutSuffix(name, "=")
+		if !ok || !hasEq {
+			break
 		}
-		pairs = append(pairs, &dto.LabelPair{Name: ptr(name), Value: ptr(v.String())})
-		s = s[i+1:]
-		if len(s) > 0 && s[0] == ',' {
-			s = s[1:]
+		value, rest, ok := unescapeToQuote(rest)
+		if !ok {
+			break
 		}
+		pairs = append(pairs, &dto.LabelPair{Name: ptr(name), Value: ptr(value)})
+		s = strings.TrimPrefix(rest, ",")
 	}
 	slices.SortFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return pairs
+}
+
+// unescapeToQuote returns s up to its first unescaped double quote,
+// unescaped, and what follows the quote; ok is false without such a quote.
+func unescapeToQuote(s string) (text, rest string, ok bool) {
+	end := strings.IndexAny(s, `"\`)
+	if end >= 0 && s[end] == '"' {
+		return s[:end], s[end+1:], true // nothing escaped: no copy
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			return b.String(), s[i+1:], true
+		case '\\':
+			if i++; i < len(s) && s[i] == 'n' {
+				b.WriteByte('\n')
+			} else if i < len(s) {
+				b.WriteByte(s[i])
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", false
+}
+
+// escapeLabelNames prepares the label names of a scrape that asked for
+// underscore escaping. expfmt would escape each name alone, by the rules of
+// metric names: "a.b" and "a_b" would become two labels named a_b (which
+// does not parse) and "a:b" would stay (not a valid label name). Names are
+// escaped here by the rules of label names instead, and names that become
+// equal are one label with their values joined by ';' in name order, as the
+// converter joins attribute names that sanitise alike.
+func escapeLabelNames(pairs []*dto.LabelPair) []*dto.LabelPair {
+	valid := true
+	for _, p := range pairs {
+		if !isLegacyLabelName(p.GetName()) {
+			valid = false
+			break
+		}
+	}
+	if valid {
+		return pairs
+	}
+	for _, p := range pairs {
+		if name := p.GetName(); !isLegacyLabelName(name) {
+			escaped := make([]byte, 0, len(name))
+			for i, r := range name {
+				if r < utf8.RuneSelf && isLegacyLabelByte(byte(r), i == 0) {
+					escaped = append(escaped, byte(r))
+				} else {
+					escaped = append(escaped, '_')
+				}
+			}
+			if name = string(escaped); name == model.MetricNameLabel {
+				name = "exported_" + name
+			}
+			p.Name = ptr(name)
+		}
+	}
+	slices.SortStableFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	out := pairs[:0]
+	for _, p := range pairs {
+		if n := len(out); n > 0 && out[n-1].GetName() == p.GetName() {
+			out[n-1].Value = ptr(out[n-1].GetValue() + ";" + p.GetValue())
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func isLegacyLabelName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isLegacyLabelByte(name[i], i == 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLegacyLabelByte(c byte, first bool) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }

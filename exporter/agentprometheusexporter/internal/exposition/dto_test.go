@@ -28,3 +28,29 @@ func TestParseLabelsUndoesEscaping(t *testing.T) {
 	assert.Equal(t, `x"y`, pairs[1].GetValue())
 	assert.Empty(t, parseLabels(""))
 }
+
+func TestParseLabelsReadsEscapedNamesAndStopsAtMalformedInput(t *testing.T) {
+	// With UTF-8 names allowed, names are escaped like values and may hold '='.
+	pairs := parseLabels(`a\"b="v",x=y="z"`)
+	assert.Len(t, pairs, 2)
+	assert.Equal(t, `a"b`, pairs[0].GetName())
+	assert.Equal(t, "v", pairs[0].GetValue())
+	assert.Equal(t, "x=y", pairs[1].GetName())
+	assert.Equal(t, "z", pairs[1].GetValue())
+	for _, malformed := range []string{`a="unterminated`, `noequals`, `a`, `a\`, `a="v",b`} {
+		assert.NotPanics(t, func() { parseLabels(malformed) }, malformed)
+	}
+	assert.Len(t, parseLabels(`a="v",b`), 1, "the pairs before the malformed part are kept")
+}
+
+func TestEscapeLabelNamesJoinsNamesThatEscapeAlike(t *testing.T) {
+	pairs := escapeLabelNames(parseLabels(`a_b="y",a.b="x",a:b="z",1x="w",__name..="n"`))
+	got := map[string]string{}
+	for _, p := range pairs {
+		got[p.GetName()] = p.GetValue()
+	}
+	// Values join in the order of the original names, as parseLabels sorts them.
+	assert.Equal(t, map[string]string{"a_b": "x;z;y", "_x": "w", "exported___name__": "n"}, got)
+	valid := parseLabels(`a="1",b="2"`)
+	assert.Equal(t, valid, escapeLabelNames(valid), "legacy names are left alone")
+}

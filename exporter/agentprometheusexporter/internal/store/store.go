@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/prometheus/common/model"
 )
 
 // Store holds every family and resource.
@@ -15,6 +17,10 @@ type Store struct {
 	mu        sync.RWMutex
 	families  map[string]*Family
 	resources map[string]*Resource
+	// claims maps every name a family's exposition writes (see exposedNames)
+	// to the family, so that a new family whose names would clash with
+	// another's is refused instead of making the scrape unparseable.
+	claims map[string]*Family
 
 	total atomic.Int64
 }
@@ -26,6 +32,42 @@ func New(maxSeries, maxSeriesPerResource int) *Store {
 		maxPerResource: int64(maxSeriesPerResource),
 		families:       map[string]*Family{},
 		resources:      map[string]*Resource{},
+		claims:         map[string]*Family{},
+	}
+}
+
+// reserved owns the names Reserve takes; it is never returned as a family.
+var reserved = &Family{}
+
+// Reserve keeps name from ever being a family: the exposition writes it
+// itself (target_info).
+func (st *Store) Reserve(name string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.claims[model.EscapeName(name, model.UnderscoreEscaping)] = reserved
+}
+
+// exposedNames lists the names a family takes in text and OpenMetrics
+// expositions: its TYPE names and sample names, for the name as scraped
+// with underscore escaping (where "a.b" and "a_b" become one name). expfmt's
+// parser, which promtool uses, attributes a sample to a histogram or summary
+// by these suffixes, and OpenMetrics types a counter by its name without
+// "_total": two families sharing any of these names make the exposition
+// fail to parse.
+func exposedNames(name string, kind Kind) []string {
+	name = model.EscapeName(name, model.UnderscoreEscaping)
+	switch kind {
+	case KindCounter:
+		if base, ok := strings.CutSuffix(name, "_total"); ok {
+			return []string{name, base, base + "_created"}
+		}
+		return []string{name, name + "_created"}
+	case KindHistogram:
+		return []string{name, name + "_bucket", name + "_sum", name + "_count", name + "_created"}
+	case KindSummary:
+		return []string{name, name + "_sum", name + "_count", name + "_created"}
+	default:
+		return []string{name}
 	}
 }
 
@@ -33,22 +75,34 @@ func New(maxSeries, maxSeriesPerResource int) *Store {
 func (st *Store) SeriesCount() int64 { return st.total.Load() }
 
 // Family returns the family with this name, creating it with the given type,
-// help and unit. ok is false when the family exists with another type: the
-// first type seen is kept and the caller drops the conflicting points.
+// help and unit. ok is false when the family exists with another type (f is
+// that family), or when a new family's exposed names clash with another
+// family's (f is nil): the first family keeps its names and the caller drops
+// the conflicting points.
 func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, ok bool) {
 	st.mu.RLock()
 	f = st.families[name]
 	st.mu.RUnlock()
 	if f == nil {
 		st.mu.Lock()
+		defer st.mu.Unlock()
 		if f = st.families[name]; f == nil {
+			claims := exposedNames(name, kind)
+			for _, c := range claims {
+				if st.claims[c] != nil {
+					return nil, false
+				}
+			}
 			f = &Family{
-				Name: name, Help: help, Unit: unit, Kind: kind, store: st,
+				// Help goes into protobuf, which refuses invalid UTF-8.
+				Name: name, Help: strings.ToValidUTF8(help, "\uFFFD"), Unit: unit, Kind: kind, store: st,
 				index: map[uint64]int32{}, overflow: map[string]int32{}, hints: map[*Resource]*[]*Series{},
 			}
 			st.families[name] = f
+			for _, c := range claims {
+				st.claims[c] = f
+			}
 		}
-		st.mu.Unlock()
 	}
 	return f, f.Kind == kind
 }
@@ -121,6 +175,11 @@ func (st *Store) Sweep(cutoff int64) int {
 		if len(f.series) == 0 && st.families[f.Name] == f {
 			f.dead = true
 			delete(st.families, f.Name)
+			for _, c := range exposedNames(f.Name, f.Kind) {
+				if st.claims[c] == f {
+					delete(st.claims, c)
+				}
+			}
 		}
 		f.mu.Unlock()
 	}

@@ -152,3 +152,39 @@ func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
 	st.Sweep(300)
 	assert.NotSame(t, r, st.Resource([]byte("j\xffi"), 400), "an idle resource without series is removed")
 }
+
+func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
+	st := New(10, 10)
+	st.Reserve("target_info")
+	h, ok := st.Family("h", KindHistogram, "", "")
+	require.True(t, ok)
+	_, ok = st.Family("c_total", KindCounter, "", "")
+	require.True(t, ok)
+	_, ok = st.Family("a.b", KindGauge, "", "")
+	require.True(t, ok)
+	for _, clash := range []struct {
+		name string
+		kind Kind
+	}{
+		{"h_count", KindGauge}, {"h_bucket", KindHistogram}, {"h_created", KindGauge}, // h's series
+		{"c", KindGauge}, {"c_created", KindCounter}, // c_total is "c" in OpenMetrics
+		{"target_info", KindGauge},
+		{"a_b", KindGauge}, // a.b as escaped for most scrapers
+	} {
+		f, ok := st.Family(clash.name, clash.kind, "", "")
+		assert.False(t, ok, clash.name)
+		assert.Nil(t, f, clash.name)
+	}
+	f, ok := st.Family("h_total", KindGauge, "", "")
+	assert.True(t, ok, "h_total is none of h's names")
+	assert.NotNil(t, f)
+
+	// A family swept away frees its names.
+	res := st.Resource([]byte("j\xffi"), 0)
+	h.Lock()
+	h.Upsert([]byte(`k="v"`), HashLabels([]byte(`k="v"`)), res, 0)
+	h.Unlock()
+	st.Sweep(1)
+	_, ok = st.Family("h_count", KindGauge, "", "")
+	assert.True(t, ok)
+}

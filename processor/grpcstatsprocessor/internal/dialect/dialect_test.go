@@ -22,6 +22,10 @@ func TestStatusName(t *testing.T) {
 		{pcommon.NewValueStr("DEADLINE_EXCEEDED"), "DEADLINE_EXCEEDED"},
 		{pcommon.NewValueStr("12"), "UNIMPLEMENTED"},
 		{pcommon.NewValueStr("weird"), "weird"},
+		{pcommon.NewValueDouble(14), "UNAVAILABLE"},
+		{pcommon.NewValueDouble(1.5), "1.5"},
+		{pcommon.NewValueBool(true), "true"},
+		{pcommon.NewValueMap(), ""}, // no status, rather than its JSON
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, StatusName(tt.in), tt.in.AsString())
@@ -81,5 +85,24 @@ func TestStartedOnlyIntoGRPCTarget(t *testing.T) {
 	r := New(GRPCPrometheus, TargetGRPC).Recognize(pcommon.NewInstrumentationScope(), m)
 	if assert.NotNil(t, r) {
 		assert.Equal(t, ServerCallStarted, r.Concept)
+	}
+}
+
+func TestPortOf(t *testing.T) {
+	tests := []struct {
+		in   pcommon.Value
+		want int64
+	}{
+		{pcommon.NewValueInt(443), 443},
+		{pcommon.NewValueStr("8443"), 8443},
+		{pcommon.NewValueDouble(50051), 50051},
+		{pcommon.NewValueStr("99999999999999999999"), 0}, // would overflow
+		{pcommon.NewValueStr("abc"), 0},
+		{pcommon.NewValueInt(-1), 0},
+		{pcommon.NewValueInt(70000), 0},
+		{pcommon.NewValueStr(""), 0},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, portOf(tt.in), tt.in.AsString())
 	}
 }

@@ -32,7 +32,7 @@ func readGRPCNative(attrs pcommon.Map, f *Facts) {
 	for k, v := range attrs.All() {
 		switch k {
 		case "grpc.method":
-			if m := v.Str(); m == "other" {
+			if m := scalar(v); m == "other" {
 				f.Other = true
 			} else {
 				f.Method = m
@@ -40,7 +40,7 @@ func readGRPCNative(attrs pcommon.Map, f *Facts) {
 		case "grpc.status":
 			f.Status = StatusName(v)
 		case "grpc.target":
-			f.Target = v.Str()
+			f.Target = scalar(v)
 			f.ServerAddress, f.ServerPort = splitTarget(f.Target)
 		}
 	}

@@ -29,9 +29,9 @@ func readGRPCPrometheus(attrs pcommon.Map, f *Facts) {
 	for k, v := range attrs.All() {
 		switch k {
 		case "grpc_service":
-			f.Service = v.Str()
+			f.Service = scalar(v)
 		case "grpc_method":
-			f.Method = v.Str()
+			f.Method = scalar(v)
 		case "grpc_code":
 			f.Status = StatusName(v)
 		}

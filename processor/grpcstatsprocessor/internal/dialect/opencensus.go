@@ -28,7 +28,7 @@ func readOpenCensus(attrs pcommon.Map, f *Facts) {
 	for k, v := range attrs.All() {
 		switch k {
 		case "grpc_server_method", "grpc_client_method":
-			f.Method = v.Str()
+			f.Method = scalar(v)
 		case "grpc_server_status", "grpc_client_status":
 			f.Status = StatusName(v)
 		}

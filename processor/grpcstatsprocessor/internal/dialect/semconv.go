@@ -1,6 +1,8 @@
 package dialect // import "github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 
 import (
+	"math"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -52,37 +54,44 @@ func readSemconv(attrs pcommon.Map, f *Facts) {
 	for k, v := range attrs.All() {
 		switch k {
 		case "rpc.method":
-			if m := v.Str(); m == "_OTHER" {
+			if m := scalar(v); m == "_OTHER" {
 				f.Other = true
 			} else {
 				f.Method = m
 			}
 		case "rpc.service":
-			f.Service = v.Str()
+			f.Service = scalar(v)
 		case "rpc.response.status_code", "rpc.grpc.status_code":
 			f.Status = StatusName(v)
 		case "server.address", "net.peer.name":
-			f.ServerAddress = v.AsString()
+			f.ServerAddress = scalar(v)
 		case "server.port", "net.peer.port":
 			f.ServerPort = portOf(v)
 		}
 	}
 }
 
+// portOf reads a port from an int, a whole double or a numeric string; a
+// value outside 1–65535 is no port.
 func portOf(v pcommon.Value) int64 {
+	var p int64
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
-		return v.Int()
+		p = v.Int()
+	case pcommon.ValueTypeDouble:
+		if d := v.Double(); d == math.Trunc(d) && d > 0 && d <= math.MaxUint16 {
+			p = int64(d)
+		}
 	case pcommon.ValueTypeStr:
-		var p int64
 		for _, r := range v.Str() {
-			if r < '0' || r > '9' {
+			if r < '0' || r > '9' || p > math.MaxUint16 {
 				return 0
 			}
 			p = p*10 + int64(r-'0')
 		}
-		return p
-	default:
+	}
+	if p < 1 || p > math.MaxUint16 {
 		return 0
 	}
+	return p
 }

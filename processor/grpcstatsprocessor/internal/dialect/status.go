@@ -1,6 +1,10 @@
 package dialect // import "github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 
-import "go.opentelemetry.io/collector/pdata/pcommon"
+import (
+	"math"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
 
 // codeNames are the gRPC status code names as A66 and current semantic
 // conventions write them, indexed by code.
@@ -30,13 +34,20 @@ var canonical = func() map[string]bool {
 	return m
 }()
 
-// StatusName returns the canonical name of a status attribute: an int code,
-// a CamelCase name or an UPPER_SNAKE name. Anything else is kept as it is.
+// StatusName returns the canonical name of a status attribute: an int code
+// (also as a whole double or a numeric string), a CamelCase name or an
+// UPPER_SNAKE name. Any other string, number or bool is kept in its string
+// form; a map, slice or bytes value is no status.
 func StatusName(v pcommon.Value) string {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
 		if c := v.Int(); c >= 0 && c < int64(len(codeNames)) {
 			return codeNames[c]
+		}
+		return v.AsString()
+	case pcommon.ValueTypeDouble:
+		if d := v.Double(); d >= 0 && d < float64(len(codeNames)) && d == math.Trunc(d) {
+			return codeNames[int(d)]
 		}
 		return v.AsString()
 	case pcommon.ValueTypeStr:
@@ -62,6 +73,21 @@ func StatusName(v pcommon.Value) string {
 		}
 		return s
 	default:
+		return scalar(v)
+	}
+}
+
+// scalar returns a string attribute as it is and a number or bool in its
+// string form; a map, slice or bytes value is no value. Handlers write
+// strings, but a bridge or an agent's processors may change their types:
+// reading those as empty would drop the fact with the dialect's key.
+func scalar(v pcommon.Value) string {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return v.Str()
+	case pcommon.ValueTypeInt, pcommon.ValueTypeDouble, pcommon.ValueTypeBool:
 		return v.AsString()
+	default:
+		return ""
 	}
 }

@@ -211,11 +211,18 @@ func (rw *Rewriter) scale(dp pmetric.HistogramDataPoint, d float64) {
 
 // rebucket keeps only the bounds in CommonBounds, each bucket's count the
 // exact sum of the old buckets it now covers: lossless for those bounds. A
-// point whose layout shares none of them, or is malformed, is left alone.
+// point whose layout shares none of them, or is malformed (a count per
+// bound plus one, bounds strictly increasing), is left alone: merging the
+// buckets of a malformed layout would make up a distribution.
 func (rw *Rewriter) rebucket(dp pmetric.HistogramDataPoint) {
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
 	if counts.Len() != bounds.Len()+1 {
 		return
+	}
+	for i := 1; i < bounds.Len(); i++ {
+		if !(bounds.At(i-1) < bounds.At(i)) {
+			return
+		}
 	}
 	rw.bounds, rw.counts = rw.bounds[:0], rw.counts[:0]
 	var acc uint64

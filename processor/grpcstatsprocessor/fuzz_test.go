@@ -1,0 +1,108 @@
+package grpcstatsprocessor
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.opentelemetry.io/collector/consumer/consumertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/processor/processortest"
+
+	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
+	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/metadata"
+)
+
+// fuzzConfigs are the configurations every input runs through: both
+// targets with duplicates dropped, and one keeping duplicates and
+// re-bucketing, under which no point may be lost.
+func fuzzConfigs() []*Config {
+	semconv := createDefaultConfig().(*Config)
+	grpc := createDefaultConfig().(*Config)
+	grpc.Target = dialect.TargetGRPC
+	grpc.Methods.MaxPerService = 2
+	keep := createDefaultConfig().(*Config)
+	keep.Duplicates = duplicatesKeep
+	keep.HistogramBounds = boundsCommon
+	return []*Config{semconv, grpc, keep}
+}
+
+// FuzzProcessOTLP runs arbitrary OTLP metrics through the processor: it
+// must not panic, its output must marshal and unmarshal back to the same
+// bytes (valid pdata), it never adds metrics or points, and with
+// duplicates kept it loses none. Each input goes through twice, so that
+// the duplicate state and the method guard see it again.
+func FuzzProcessOTLP(f *testing.F) {
+	fixtures, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var seeds []pmetric.Metrics
+	for _, path := range fixtures {
+		if filepath.Ext(path[:len(path)-len(".json")]) == ".manifest" {
+			continue
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			f.Fatal(err)
+		}
+		md, err := (&pmetric.JSONUnmarshaler{}).UnmarshalMetrics(raw)
+		if err != nil {
+			f.Fatalf("%s: %v", path, err)
+		}
+		seeds = append(seeds, md)
+	}
+	for _, row := range procRows() {
+		seeds = append(seeds, procBatch(row))
+	}
+	for _, md := range seeds {
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
+		if err != nil {
+			t.Skip("not OTLP")
+		}
+		for i, cfg := range fuzzConfigs() {
+			sink := new(consumertest.MetricsSink)
+			p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 2 {
+				if err := p.ConsumeMetrics(context.Background(), cloneMetrics(in)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, out := range sink.AllMetrics() {
+				b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(out)
+				if err != nil {
+					t.Fatalf("config %d: output does not marshal: %v", i, err)
+				}
+				back, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
+				if err != nil {
+					t.Fatalf("config %d: output does not unmarshal: %v", i, err)
+				}
+				if again, _ := (&pmetric.ProtoMarshaler{}).MarshalMetrics(back); !bytes.Equal(b, again) {
+					t.Fatalf("config %d: output changes in a marshal round trip", i)
+				}
+				if out.MetricCount() > in.MetricCount() || out.DataPointCount() > in.DataPointCount() {
+					t.Fatalf("config %d: %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
+				}
+				if cfg.Duplicates == duplicatesKeep && (out.MetricCount() != in.MetricCount() || out.DataPointCount() != in.DataPointCount()) {
+					t.Fatalf("config %d keeps duplicates, yet %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
+				}
+			}
+			if err := p.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
