@@ -3,6 +3,7 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -147,8 +148,11 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
 	}
 	for name := range cfg.ConstLabels {
-		if !model.LabelName(name).IsValidLegacy() {
+		switch {
+		case !model.LabelName(name).IsValidLegacy():
 			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid Prometheus label name", name))
+		case name == "le" || name == "quantile" || strings.HasPrefix(name, "__"):
+			errs = append(errs, fmt.Errorf("const_labels: %q is reserved by Prometheus (le, quantile and names starting with __)", name))
 		}
 	}
 	for i, attr := range cfg.ResourceLabels {

@@ -86,6 +86,8 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"negative scrape timeout", func(c *Config) { c.Scrape.Timeout = -time.Second }, "scrape::timeout: must not be negative"},
 		{"zero scrape max_concurrent", func(c *Config) { c.Scrape.MaxConcurrent = 0 }, "scrape::max_concurrent: must be positive"},
 		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad-name": "x"} }, `const_labels: "bad-name" is not a valid Prometheus label name`},
+		{"reserved const label", func(c *Config) { c.ConstLabels = map[string]string{"le": "x"} }, `const_labels: "le" is reserved by Prometheus`},
+		{"reserved const label prefix", func(c *Config) { c.ConstLabels = map[string]string{"__meta": "x"} }, `const_labels: "__meta" is reserved by Prometheus`},
 		{"empty resource label", func(c *Config) { c.ResourceLabels = []string{"host.name", ""} }, "resource_labels[1]: must not be empty"},
 	}
 	for _, tt := range tests {

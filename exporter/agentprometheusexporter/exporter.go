@@ -169,7 +169,7 @@ func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric
 		}
 	}
 	if len(stats.Conflicts) > 0 && e.conflictLog.allow(e.clock.now()) {
-		e.set.Logger.Warn("Dropped points whose type conflicts with the family's first type; more conflicts are not logged for a while",
+		e.set.Logger.Warn("Dropped points whose family conflicts with another (a different type, or a name another family writes); more conflicts are not logged for a while",
 			zap.Strings("families", stats.Conflicts),
 			zap.Int64("points", stats.Dropped[convert.TypeConflict]))
 	}
