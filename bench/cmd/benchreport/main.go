@@ -376,9 +376,9 @@ func writeReport(r *results, in reportInputs) string {
 		w("## Ingestion during scrapes\n\n")
 		w("Ours only (in-package benchmarks of `exporter/agentprometheusexporter`): the scrapers are HTTP\n")
 		w("clients in the same process asking for gzip, as Prometheus does. *IngestDuringScrapes*: ns per\n")
-		w("updated point, 100k series held, with 0, 1 or 4 scrapers back to back (each scraper takes a core\n")
-		w("for itself on this 2-core machine) or 4 scrapers together once a second. Concurrent scrapes of\n")
-		w("one format share an encoding, so 4 scrapers cost about what 1 does. *IngestPauseDuringScrape*:\n")
+		w("updated point, 100k series held, with 0, 1 or 4 scrapers back to back (the worst case: a scrape\n")
+		w("always running) or 4 scrapers together once a second. Concurrent scrapes of one format share an\n")
+		w("encoding, so 4 scrapers cost about what 1 does. *IngestPauseDuringScrape*:\n")
 		w("single-point updates made while a 1M-series scrape is written; the slowest and the mean.\n\n")
 		w("```\n%s\n```\n\n", strings.TrimRight(in.conc, "\n"))
 	}
