@@ -767,14 +767,16 @@ func TestNamespaceAndConstLabelsCannotBreakTheScrape(t *testing.T) {
 	te := startExporter(t, func(c *Config) {
 		c.EnableOpenMetrics = true
 		c.Namespace = "my-gw"
-		c.ConstLabels = map[string]string{"__name__": "y"}
+		// A const label named __name__ now fails validate (config_test.go);
+		// the reserved name from a resource attribute is renamed here.
+		c.ConstLabels = map[string]string{"region": "eu"}
 		c.ResourceToTelemetryConversion.Enabled = true
 	})
 	md, ms := batch(map[string]any{"service.name": "api", "service.instance.id": "i-1", "le": "x"})
 	histogramPoint(histogramPoints(ms, "latency", pmetric.AggregationTemporalityCumulative), "good", nil, nil, 1)
 	te.consume(md)
 	got := samples(te.scrape())
-	assert.Contains(t, got, "my_gw_latency_count{exported___name__=y,exported_le=x,instance=i-1,job=api,otel_scope_name=lib,otel_scope_version=1.0,point=good,service_instance_id=i-1,service_name=api} 1")
+	assert.Contains(t, got, "my_gw_latency_count{exported_le=x,instance=i-1,job=api,otel_scope_name=lib,otel_scope_version=1.0,point=good,region=eu,service_instance_id=i-1,service_name=api} 1")
 	assert.Contains(t, got, "my_gw_target_info{instance=i-1,job=api,le=x} 1")
 	// On target_info, a gauge, le is a plain label, which promlint warns
 	// about: the agent's attribute name.

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,23 +41,23 @@ var (
 )
 
 func TestConfigReload(t *testing.T) {
-	bin := binary(t)
+	bin := gatewaytest.Binary(t)
 	t.Run("SIGHUP", func(t *testing.T) {
-		testReload(t, func(t *testing.T, g *gateway, _ string, _ ports) *gateway {
+		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, _ string, _ ports) *gatewaytest.Gateway {
 			// otelcol re-reads the config file on SIGHUP and restarts the
 			// service in the same process.
-			require.NoError(t, g.cmd.Process.Signal(syscall.SIGHUP))
+			require.NoError(t, g.Cmd.Process.Signal(syscall.SIGHUP))
 			waitLog(t, g, "Config updated, restart service", 1, 10*time.Second)
 			waitLog(t, g, "Everything is ready", 2, 10*time.Second)
 			return g
 		})
 	})
 	t.Run("restart", func(t *testing.T) {
-		testReload(t, func(t *testing.T, g *gateway, cfg string, p ports) *gateway {
-			g.stop(t, shutdownBound)
+		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, cfg string, p ports) *gatewaytest.Gateway {
+			g.Stop(t, shutdownBound)
 			assertCleanShutdown(t, g)
-			g2 := startGateway(t, bin, cfg)
-			waitHealthy(t, g2, "http://"+p.health+"/")
+			g2 := gatewaytest.Start(t, bin, cfg)
+			gatewaytest.WaitHealthy(t, g2, "http://"+p.health+"/")
 			return g2
 		})
 	})
@@ -68,19 +69,19 @@ func TestConfigReload(t *testing.T) {
 // within recoveryBound, none lower than before; and that a client exporting
 // back to back through the reload loses no export: none fails for good, and
 // the last one acknowledged is the one served.
-func testReload(t *testing.T, reload func(t *testing.T, g *gateway, cfg string, p ports) *gateway) {
+func testReload(t *testing.T, reload func(t *testing.T, g *gatewaytest.Gateway, cfg string, p ports) *gatewaytest.Gateway) {
 	p := newPorts(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	writeConfig(t, cfg, p, beforeReload)
-	g := startGateway(t, binary(t), cfg)
-	waitHealthy(t, g, "http://"+p.health+"/")
+	g := gatewaytest.Start(t, gatewaytest.Binary(t), cfg)
+	gatewaytest.WaitHealthy(t, g, "http://"+p.health+"/")
 	metricsURL := "http://" + p.metrics + "/metrics"
 
 	ag := startAgents(t, p.otlp)
 	pu := startPusher(t, p.otlp)
 	var before map[string]float64
 	require.Eventually(t, func() bool {
-		fams, _, _, err := scrape(metricsURL)
+		fams, _, _, err := gatewaytest.Scrape(metricsURL)
 		if err != nil {
 			return false
 		}
@@ -105,7 +106,7 @@ func testReload(t *testing.T, reload func(t *testing.T, g *gateway, cfg string, 
 	firstScrape := true
 	deadline := time.Now().Add(recoveryBound)
 	for {
-		fams, _, _, err := scrape(metricsURL)
+		fams, _, _, err := gatewaytest.Scrape(metricsURL)
 		if err == nil {
 			after, _ = snapshot(fams, afterReload.gateway)
 			present := 0
@@ -151,15 +152,15 @@ func testReload(t *testing.T, reload func(t *testing.T, g *gateway, cfg string, 
 	acked, exports, gap, perr := pu.stop()
 	assert.NoError(t, perr, "an export across the reload failed for good")
 	require.Eventually(t, func() bool {
-		fams, _, _, err := scrape(metricsURL)
+		fams, _, _, err := gatewaytest.Scrape(metricsURL)
 		if err != nil {
 			return false
 		}
-		v, ok := value(fams, "reload_sequence", map[string]string{"gateway": afterReload.gateway})
+		v, ok := gatewaytest.Value(fams, "reload_sequence", map[string]string{"gateway": afterReload.gateway})
 		return ok && v == float64(acked)
 	}, 5*time.Second, 50*time.Millisecond, "the last acknowledged export (%d) is not served", acked)
 
-	g.stop(t, shutdownBound)
+	g.Stop(t, shutdownBound)
 	assertCleanShutdown(t, g)
 	t.Logf("reload applied in %v; all %d series back (none lower) %v after it; the first scrape after the reload had %d of them; "+
 		"a client exporting every 5ms had %d exports acknowledged, none lost, and waited at most %v for an acknowledgement",
@@ -236,7 +237,7 @@ func countLabel(fams map[string]*dto.MetricFamily, label, value string) int {
 	n := 0
 	for _, fam := range fams {
 		for _, m := range fam.GetMetric() {
-			if labelValue(m, label) == value {
+			if gatewaytest.LabelValue(m, label) == value {
 				n++
 			}
 		}
@@ -255,10 +256,10 @@ func snapshot(fams map[string]*dto.MetricFamily, label string) (values map[strin
 			continue
 		}
 		for _, m := range fam.GetMetric() {
-			if labelValue(m, "job") != "reload-agent" {
+			if gatewaytest.LabelValue(m, "job") != "reload-agent" {
 				continue
 			}
-			if name != "target_info" && labelValue(m, "gateway") != label {
+			if name != "target_info" && gatewaytest.LabelValue(m, "gateway") != label {
 				continue
 			}
 			var labels []string

@@ -11,6 +11,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"io"
 	"net/http"
 	"os"
@@ -82,7 +83,7 @@ service:
 type ports struct{ health, otlp, metrics, telemetry string }
 
 func newPorts(t *testing.T) ports {
-	return ports{freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)}
+	return ports{gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)}
 }
 
 func (p ports) all() []string { return []string{p.health, p.otlp, p.metrics, p.telemetry} }
@@ -97,18 +98,18 @@ var defaults = settings{gateway: "a", maxSeries: 1_000_000}
 
 func writeConfig(t *testing.T, path string, p ports, s settings) {
 	t.Helper()
-	cfg := fmt.Appendf(nil, gatewayConfig, p.health, p.otlp, p.metrics, portOf(t, p.telemetry), s.maxSeries, s.gateway)
+	cfg := fmt.Appendf(nil, gatewayConfig, p.health, p.otlp, p.metrics, gatewaytest.PortOf(t, p.telemetry), s.maxSeries, s.gateway)
 	require.NoError(t, os.WriteFile(path, cfg, 0o600))
 }
 
 // startDefault writes the default config and starts a healthy gateway on it.
-func startDefault(t *testing.T, s settings) (*gateway, ports, string) {
+func startDefault(t *testing.T, s settings) (*gatewaytest.Gateway, ports, string) {
 	t.Helper()
 	p := newPorts(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	writeConfig(t, cfg, p, s)
-	g := startGateway(t, binary(t), cfg)
-	waitHealthy(t, g, "http://"+p.health+"/")
+	g := gatewaytest.Start(t, gatewaytest.Binary(t), cfg)
+	gatewaytest.WaitHealthy(t, g, "http://"+p.health+"/")
 	return g, p, cfg
 }
 
@@ -158,9 +159,9 @@ func load(t *testing.T, p ports, resources, perResource int) {
 	want := float64(resources * perResource)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		fams, _, _, err := scrape("http://" + p.telemetry + "/metrics")
+		fams, _, _, err := gatewaytest.Scrape("http://" + p.telemetry + "/metrics")
 		if err == nil {
-			if active, _ := value(fams, "otelcol_exporter_agentprometheus_series_active", nil); active >= want {
+			if active, _ := gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_active", nil); active >= want {
 				return
 			}
 		}
@@ -194,7 +195,7 @@ func openScrape(t *testing.T, metrics string, timeout time.Duration) (*http.Resp
 }
 
 func TestShutdownDuringScrape(t *testing.T) {
-	binary(t)
+	gatewaytest.Binary(t)
 	// 200k series make a ~20 MiB text body, more than loopback socket
 	// buffers hold: the exporter is still writing when SIGTERM arrives.
 	const resources, perResource = 8, 25_000
@@ -205,12 +206,12 @@ func TestShutdownDuringScrape(t *testing.T) {
 		resp, head := openScrape(t, p.metrics, 0)
 
 		sigAt := time.Now()
-		require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
+		require.NoError(t, g.Cmd.Process.Signal(syscall.SIGTERM))
 		// Read on only once the collector is shutting down.
 		waitLog(t, g, "Starting shutdown...", 1, shutdownBound)
 		rest, err := io.ReadAll(resp.Body)
 		require.NoError(t, err, "the in-flight scrape was cut off by the shutdown")
-		took := g.waitExit(t, sigAt, shutdownBound)
+		took := g.WaitExit(t, sigAt, shutdownBound)
 
 		// The scrape in flight completed: a whole, parseable exposition.
 		parser := expfmt.NewTextParser(model.UTF8Validation)
@@ -232,8 +233,8 @@ func TestShutdownDuringScrape(t *testing.T) {
 		resp, _ := openScrape(t, p.metrics, scrapeTimeout)
 
 		sigAt := time.Now()
-		require.NoError(t, g.cmd.Process.Signal(syscall.SIGTERM))
-		took := g.waitExit(t, sigAt, scrapeTimeout+5*time.Second)
+		require.NoError(t, g.Cmd.Process.Signal(syscall.SIGTERM))
+		took := g.WaitExit(t, sigAt, scrapeTimeout+5*time.Second)
 		_, err := io.ReadAll(resp.Body)
 		assert.Error(t, err, "the stalled scrape was not cut off")
 		assertCleanShutdown(t, g)
@@ -296,7 +297,7 @@ func TestShutdownDuringIngestion(t *testing.T) {
 	}, 30*time.Second, 20*time.Millisecond, "clients did not get requests through")
 
 	signalled.Store(true)
-	took := g.stop(t, shutdownBound)
+	took := g.Stop(t, shutdownBound)
 	cancel()
 	wg.Wait()
 
@@ -318,7 +319,7 @@ func TestShutdownDuringIngestion(t *testing.T) {
 }
 
 func TestRestartOnSamePorts(t *testing.T) {
-	bin := binary(t)
+	bin := gatewaytest.Binary(t)
 	g1, p, cfg := startDefault(t, defaults)
 	metricsURL := "http://" + p.metrics + "/metrics"
 
@@ -354,7 +355,7 @@ func TestRestartOnSamePorts(t *testing.T) {
 	// Scrapes in flight at the moment of the stop.
 	wg.Go(func() {
 		for ctx.Err() == nil {
-			if _, _, _, err := scrape(metricsURL); err != nil {
+			if _, _, _, err := gatewaytest.Scrape(metricsURL); err != nil {
 				time.Sleep(10 * time.Millisecond) // no gateway for a moment: don't spin
 			}
 		}
@@ -366,11 +367,11 @@ func TestRestartOnSamePorts(t *testing.T) {
 		return len(seen) == agents
 	}, 15*time.Second, 50*time.Millisecond, "the agents' data never appeared")
 
-	stopTook := g1.stop(t, shutdownBound)
+	stopTook := g1.Stop(t, shutdownBound)
 	assertCleanShutdown(t, g1)
 	restartAt := time.Now()
-	g2 := startGateway(t, bin, cfg)
-	waitHealthy(t, g2, "http://"+p.health+"/")
+	g2 := gatewaytest.Start(t, bin, cfg)
+	gatewaytest.WaitHealthy(t, g2, "http://"+p.health+"/")
 	healthyAfter := time.Since(restartAt)
 
 	// The new process serves data that the same agents sent after the restart.
@@ -385,7 +386,7 @@ func TestRestartOnSamePorts(t *testing.T) {
 	}, 15*time.Second, 50*time.Millisecond, "the restarted gateway never served the agents' new data")
 	resumedAfter := time.Since(restartAt)
 	stopLoad()
-	assert.NotContains(t, g2.logs.String(), "address already in use")
+	assert.NotContains(t, g2.Logs.String(), "address already in use")
 	t.Logf("restart on the same ports: stop %v, healthy %v after start, agents' new data served %v after start",
 		stopTook.Round(time.Millisecond), healthyAfter.Round(time.Millisecond), resumedAfter.Round(time.Millisecond))
 }
@@ -405,13 +406,13 @@ func sequence(res *resource.Resource, seq int64) *metricdata.ResourceMetrics {
 
 // sequences is each agent's latest sequence number on /metrics.
 func sequences(url string) map[string]float64 {
-	fams, _, _, err := scrape(url)
+	fams, _, _, err := gatewaytest.Scrape(url)
 	if err != nil {
 		return nil
 	}
 	seqs := map[string]float64{}
 	for _, m := range fams["lifecycle_sequence"].GetMetric() {
-		seqs[labelValue(m, "instance")] = m.GetGauge().GetValue()
+		seqs[gatewaytest.LabelValue(m, "instance")] = m.GetGauge().GetValue()
 	}
 	return seqs
 }

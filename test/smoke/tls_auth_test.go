@@ -2,17 +2,11 @@ package smoke
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
 	"fmt"
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,34 +19,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// writeCert writes a self-signed certificate for 127.0.0.1 and its key.
-func writeCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "statsgate-test"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
-	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
-}
 
 // tlsAuthConfig serves /metrics over TLS behind the authenticator %[1]s
 // (configured by %[7]s), with debug logs and the collector's own metrics on,
@@ -123,7 +89,7 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 		t.Run(tt.authenticator, func(t *testing.T) {
 			bin := binary(t)
 			dir := t.TempDir()
-			certFile, keyFile, pool := writeCert(t, dir)
+			certFile, keyFile, pool := gatewaytest.WriteCert(t, dir)
 			health, metrics, telemetry := freeAddr(t), freeAddr(t), freeAddr(t)
 			_, telemetryPort, err := net.SplitHostPort(telemetry)
 			require.NoError(t, err)

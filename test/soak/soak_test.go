@@ -11,6 +11,7 @@ package soak
 import (
 	"context"
 	"fmt"
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func soakDuration(t *testing.T) time.Duration {
 }
 
 func TestChurnSoak(t *testing.T) {
-	bin := binary(t)
+	bin := gatewaytest.Binary(t)
 	if raceEnabled {
 		t.Skip("the soak measures the gateway; under -race this test cannot keep up its load and scrape cadence")
 	}
@@ -135,11 +136,11 @@ func TestChurnSoak(t *testing.T) {
 		t.Fatalf("go test -timeout leaves %v; a %v soak needs a minute more", time.Until(deadline).Round(time.Second), duration)
 	}
 
-	health, pprof, otlp, metrics, telemetry := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
+	health, pprof, otlp, metrics, telemetry := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
 	cfg := filepath.Join(t.TempDir(), "soak.yaml")
-	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, soakConfig, health, pprof, otlp, metrics, expiration, portOf(t, telemetry)), 0o600))
-	g := startGateway(t, bin, cfg)
-	waitHealthy(t, g, "http://"+health+"/")
+	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, soakConfig, health, pprof, otlp, metrics, expiration, gatewaytest.PortOf(t, telemetry)), 0o600))
+	g := gatewaytest.Start(t, bin, cfg)
+	gatewaytest.WaitHealthy(t, g, "http://"+health+"/")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -164,7 +165,7 @@ func TestChurnSoak(t *testing.T) {
 	samples, sampleErrs := sampleLoop(t, g, "http://"+pprof, "http://"+telemetry+"/metrics", start, duration)
 	cancel()
 	wg.Wait()
-	stopTime := g.stop(t, 15*time.Second)
+	stopTime := g.Stop(t, 15*time.Second)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -368,7 +369,7 @@ func (s *scrapes) loop(ctx context.Context, url string, start time.Time, c *chur
 // serves no agent longer than expiryGrace after it left.
 func (s *scrapes) once(ctx context.Context, url string, start time.Time, c *churn) {
 	began := time.Now()
-	fams, size, took, err := scrape(url)
+	fams, size, took, err := gatewaytest.Scrape(url)
 	if ctx.Err() != nil {
 		return // the soak is over
 	}
@@ -386,7 +387,7 @@ func (s *scrapes) once(ctx context.Context, url string, start time.Time, c *chur
 	}
 	instances := map[string]bool{}
 	for _, m := range fams["soak_requests_total"].GetMetric() {
-		instances[labelValue(m, "instance")] = true
+		instances[gatewaytest.LabelValue(m, "instance")] = true
 	}
 	s.maxInstances = max(s.maxInstances, len(instances))
 	// Agents are always connected once the first exports are in.
@@ -413,7 +414,7 @@ type sample struct {
 // sampleLoop samples the gateway's goroutines (pprof), live heap (pprof,
 // after a forced GC), heap and RSS and series counts (its own telemetry)
 // about 30 times over the run, logging each sample as it goes.
-func sampleLoop(t *testing.T, g *gateway, pprofURL, telemetryURL string, start time.Time, duration time.Duration) ([]sample, int) {
+func sampleLoop(t *testing.T, g *gatewaytest.Gateway, pprofURL, telemetryURL string, start time.Time, duration time.Duration) ([]sample, int) {
 	t.Helper()
 	every := min(max(duration/30, 2*time.Second), 20*time.Second)
 	tick := time.NewTicker(every)
@@ -423,14 +424,14 @@ func sampleLoop(t *testing.T, g *gateway, pprofURL, telemetryURL string, start t
 	errs := 0
 	for time.Since(start) < duration {
 		select {
-		case <-g.done:
-			t.Fatalf("gateway exited during the soak: %v", g.exitErr)
+		case <-g.Done:
+			t.Fatalf("gateway exited during the soak: %v", g.ExitErr)
 		case <-tick.C:
 		}
 		s := sample{at: time.Since(start)}
 		// Telemetry first: its heap reading is the one an operator sees,
 		// before the forced GCs of liveHeap.
-		fams, _, _, err := scrape(telemetryURL)
+		fams, _, _, err := gatewaytest.Scrape(telemetryURL)
 		if err != nil {
 			t.Logf("telemetry: %v", err)
 			errs++
@@ -447,11 +448,11 @@ func sampleLoop(t *testing.T, g *gateway, pprofURL, telemetryURL string, start t
 			continue
 		}
 		var ok [5]bool
-		s.heap, ok[0] = value(fams, "otelcol_process_runtime_heap_alloc_bytes", nil)
-		s.rss, ok[1] = value(fams, "otelcol_process_memory_rss", nil)
-		s.series, ok[2] = value(fams, "otelcol_exporter_agentprometheus_series_active", nil)
-		s.created, ok[3] = value(fams, "otelcol_exporter_agentprometheus_series_created", nil)
-		s.expired, ok[4] = value(fams, "otelcol_exporter_agentprometheus_series_removed", map[string]string{"reason": "expired"})
+		s.heap, ok[0] = gatewaytest.Value(fams, "otelcol_process_runtime_heap_alloc_bytes", nil)
+		s.rss, ok[1] = gatewaytest.Value(fams, "otelcol_process_memory_rss", nil)
+		s.series, ok[2] = gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_active", nil)
+		s.created, ok[3] = gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_created", nil)
+		s.expired, ok[4] = gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_removed", map[string]string{"reason": "expired"})
 		// Counters appear with their first increment: only the gauges must be there.
 		if !ok[0] || !ok[1] || !ok[2] {
 			t.Logf("telemetry lacks a process or series gauge: %v", ok)
