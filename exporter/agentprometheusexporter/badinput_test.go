@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 )
@@ -128,22 +127,7 @@ func pointLabels(point string, extra ...string) string {
 
 // droppedPoints reads points_dropped by reason from the exporter's telemetry.
 func droppedPoints(t *testing.T, tel *componenttest.Telemetry) map[string]int64 {
-	t.Helper()
-	var rm metricdata.ResourceMetrics
-	require.NoError(t, tel.Reader.Collect(context.Background(), &rm))
-	out := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			if m.Name != "otelcol_exporter_agentprometheus_points_dropped" {
-				continue
-			}
-			for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-				reason, _ := dp.Attributes.Value("reason")
-				out[reason.AsString()] += dp.Value
-			}
-		}
-	}
-	return out
+	return countsBy(t, tel, "otelcol_exporter_agentprometheus_points_dropped", "reason")
 }
 
 // checkScrapes scrapes text, OpenMetrics and protobuf: each must parse and

@@ -270,14 +270,13 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	grace, cancel := context.WithTimeout(ctx, shutdownGrace)
 	err := e.server.Shutdown(grace)
 	cancel()
+	e.cancelServe()
 	if err != nil {
-		e.cancelServe()
 		err = e.server.Close()
 		if ctx.Err() != nil {
 			err = errors.Join(ctx.Err(), err)
 		}
 	}
-	e.cancelServe()
 	<-e.serveDone
 	e.server, e.serveDone = nil, nil
 	return err

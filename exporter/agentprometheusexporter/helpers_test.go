@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 )
@@ -158,3 +160,19 @@ func labelString(pairs []*dto.LabelPair) string {
 }
 
 func formatFloat(f float64) string { return model.SampleValue(f).String() }
+
+// countsBy sums one of the exporter's counters by the value of attr; a
+// counter nothing has been recorded on yet reads as empty.
+func countsBy(t *testing.T, tel *componenttest.Telemetry, name, attr string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	m, err := tel.GetMetric(name)
+	if err != nil {
+		return out
+	}
+	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+		v, _ := dp.Attributes.Value(attribute.Key(attr))
+		out[v.AsString()] += dp.Value
+	}
+	return out
+}

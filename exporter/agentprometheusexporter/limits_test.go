@@ -10,8 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -64,15 +62,7 @@ func attackTarget(t *testing.T, configure func(*Config)) (*testExporter, *compon
 }
 
 func refusedCounts(t *testing.T, tel *componenttest.Telemetry) map[string]int64 {
-	t.Helper()
-	counts := map[string]int64{}
-	m, err := tel.GetMetric("otelcol_exporter_agentprometheus_series_refused")
-	require.NoError(t, err)
-	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		v, _ := dp.Attributes.Value(attribute.Key("reason"))
-		counts[v.AsString()] += dp.Value
-	}
-	return counts
+	return countsBy(t, tel, "otelcol_exporter_agentprometheus_series_refused", "reason")
 }
 
 // goodSeriesAt checks that every well-behaved agent's series is exposed

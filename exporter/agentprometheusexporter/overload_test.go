@@ -21,8 +21,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
@@ -69,17 +67,7 @@ func stalledScrape(t *testing.T, endpoint string, header string) net.Conn {
 
 // scrapeCounts returns the scrapes counted per outcome.
 func scrapeCounts(t *testing.T, tel *componenttest.Telemetry) map[string]int64 {
-	t.Helper()
-	counts := map[string]int64{}
-	m, err := tel.GetMetric("otelcol_exporter_agentprometheus_scrapes")
-	if err != nil {
-		return counts
-	}
-	for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
-		v, _ := dp.Attributes.Value(attribute.Key("outcome"))
-		counts[v.AsString()] += dp.Value
-	}
-	return counts
+	return countsBy(t, tel, "otelcol_exporter_agentprometheus_scrapes", "outcome")
 }
 
 func parseText(t *testing.T, body string) int {
