@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,6 +29,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/test/internal/proctest"
+	"github.com/statsgate/statsgate/test/internal/promtest"
 )
 
 // The call mix each simulated agent makes per round (the agent's --calls).
@@ -136,13 +139,13 @@ func TestGatewayThroughPrometheus(t *testing.T) {
 	bin := binary(t)
 	tl := requireTools(t)
 	dir := t.TempDir()
-	agentBin := buildAgent(t, dir)
+	agentBin := proctest.GoBuild(t, "../..", "./cmd/grpcagent", dir)
 
 	// The gateway, with /metrics behind TLS and a bearer token.
 	certFile, keyFile, tlsClient := writeCert(t, dir)
 	token := rand.Text()
-	otlp, metrics, health, promAddr := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
-	gw := start(t, dir, "gateway", []string{
+	otlp, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
+	gw := proctest.Start(t, dir, "gateway", []string{
 		"E2E_OTLP_GRPC_ENDPOINT=" + otlp,
 		"E2E_METRICS_ENDPOINT=" + metrics,
 		"E2E_HEALTH_ENDPOINT=" + health,
@@ -150,16 +153,15 @@ func TestGatewayThroughPrometheus(t *testing.T) {
 		"E2E_TLS_KEY=" + keyFile,
 		"E2E_SCRAPE_TOKEN=" + token,
 	}, bin, "--config", filepath.Join("testdata", "gateway.yaml"))
-	poll(t, 30*time.Second, "gateway health check", func() error {
-		return errors.Join(gw.running(), getStatus("http://"+health+"/"))
+	proctest.Poll(t, 30*time.Second, "gateway health check", func() error {
+		return errors.Join(gw.Running(), getStatus("http://"+health+"/"))
 	})
 
 	// Prometheus scraping it every second, as an operator would configure a
 	// gateway job: honor_labels keeps the agents' job and instance.
 	tokenFile := filepath.Join(dir, "scrape-token")
 	require.NoError(t, os.WriteFile(tokenFile, []byte(token), 0o600))
-	promCfg := filepath.Join(dir, "prometheus.yml")
-	require.NoError(t, os.WriteFile(promCfg, fmt.Appendf(nil, `global:
+	promConfig := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
@@ -172,37 +174,17 @@ scrape_configs:
       credentials_file: %s
     static_configs:
       - targets: [%q]
-`, certFile, tokenFile, metrics), 0o600))
-	prom := start(t, dir, "prometheus", nil, tl.prometheus,
-		"--config.file="+promCfg,
-		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
-		"--web.listen-address="+promAddr,
+`, certFile, tokenFile, metrics)
+	prom := promtest.Start(t, dir, "prometheus", tl.prometheus, promConfig,
 		"--enable-feature=native-histograms",
 	)
-	api := newPromAPI(promAddr)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("Prometheus's view of the gateway target: %s", api.targetState())
-		}
-	})
-	poll(t, 60*time.Second, "Prometheus ready", func() error {
-		return errors.Join(prom.running(), getStatus("http://"+promAddr+"/-/ready"))
-	})
-	poll(t, 30*time.Second, "Prometheus scraping the gateway", func() error {
-		up, err := api.floats(`up{job="statsgate"}`)
-		if err != nil {
-			return err
-		}
-		if up[""] != 1 {
-			return fmt.Errorf("up = %v", up)
-		}
-		return nil
-	})
+	api := prom.API
+	prom.WaitUp(t, "statsgate", 1, 30*time.Second)
 
 	// The load: the demo agent and telemetrygen, side by side.
 	prefix := "e2e-" + strings.ToLower(rand.Text()[:8])
 	manifestFile := filepath.Join(dir, "manifest.json")
-	agent := start(t, dir, "grpcagent", nil, agentBin,
+	agent := proctest.Start(t, dir, "grpcagent", nil, agentBin,
 		"--gateway", otlp,
 		"--calls", callsFlag(),
 		"--agents", strconv.Itoa(agents),
@@ -213,36 +195,20 @@ scrape_configs:
 		"--instance-prefix", prefix,
 		"--manifest", manifestFile,
 	)
-	var gens []*proc
+	var gens []*proctest.Proc
 	for _, r := range tgRuns {
-		gens = append(gens, start(t, dir, "telemetrygen-"+strings.ToLower(r.otlpType), nil, tl.telemetrygen, "metrics",
+		gens = append(gens, proctest.Start(t, dir, "telemetrygen-"+strings.ToLower(r.otlpType), nil, tl.telemetrygen, "metrics",
 			"--otlp-endpoint", otlp, "--otlp-insecure",
 			"--metric-type", r.otlpType, "--otlp-metric-name", r.otlpName,
 			"--service", tgService, "--metrics", strconv.Itoa(tgPoints), "--rate", "50"))
 	}
-	require.NoError(t, agent.wait(t, 90*time.Second), "grpcagent:\n%s", tail(agent.log, 30))
+	require.NoError(t, agent.Wait(90*time.Second), "grpcagent:\n%s", proctest.Tail(agent.Log, 30))
 	for _, g := range gens {
-		require.NoError(t, g.wait(t, 60*time.Second), "%s:\n%s", g.name, tail(g.log, 30))
+		require.NoError(t, g.Wait(60*time.Second), "%s:\n%s", g.Name, proctest.Tail(g.Log, 30))
 	}
 	// Every sender has had its last export acknowledged, and the pipeline
 	// has no batching: a scrape that starts now sees the final values.
-	flushed := float64(time.Now().UnixMilli()) / 1000
-	poll(t, 30*time.Second, "a Prometheus scrape after the last export", func() error {
-		// timestamp() of a plain selector is the scrape's start; of any other
-		// expression (e.g. up == 1) it would be the evaluation time.
-		ts, err := api.floats(`timestamp(up{job="statsgate"})`)
-		if err != nil {
-			return err
-		}
-		up, err := api.floats(`up{job="statsgate"}`)
-		if err != nil {
-			return err
-		}
-		if ts[""] <= flushed || up[""] != 1 {
-			return fmt.Errorf("last scrape at %.3f (up %v), exports done at %.3f", ts[""], up[""], flushed)
-		}
-		return nil
-	})
+	prom.WaitScrapedAfter(t, "statsgate", time.Now(), 30*time.Second)
 
 	var m manifest
 	b, err := os.ReadFile(manifestFile)
@@ -262,12 +228,12 @@ scrape_configs:
 		// otelgrpc writes) and drops the plugin's; with duplicates kept, the
 		// plugin's converted points would show up under their own scope.
 		for _, name := range []string{"rpc_server_call_duration_seconds_count", "rpc_client_call_duration_seconds_count"} {
-			scopes, err := api.floats(fmt.Sprintf(`count by (otel_scope_name) (%s{%s})`, name, sel), "otel_scope_name")
+			scopes, err := api.Floats(fmt.Sprintf(`count by (otel_scope_name) (%s{%s})`, name, sel), "otel_scope_name")
 			require.NoError(t, err)
 			assert.Equal(t, []string{"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"},
 				slices.Sorted(maps.Keys(scopes)), "%s: scopes", name)
 		}
-		plugin, err := api.query(fmt.Sprintf(`{__name__=~"grpc_(server|client)_call_duration_seconds.*", job=%q, instance=~%q}`, m.Service, prefix+"-.*"))
+		plugin, err := api.Query(fmt.Sprintf(`{__name__=~"grpc_(server|client)_call_duration_seconds.*", job=%q, instance=~%q}`, m.Service, prefix+"-.*"))
 		require.NoError(t, err)
 		assert.Empty(t, plugin, "the plugin's call durations reached Prometheus under their own names")
 	})
@@ -275,7 +241,7 @@ scrape_configs:
 		assertLatency(t, api, m, sel)
 	})
 	t.Run("target_info per agent", func(t *testing.T) {
-		got, err := api.floats(fmt.Sprintf(`target_info{job=%q, instance=~%q}`, m.Service, prefix+"-.*"), "instance")
+		got, err := api.Floats(fmt.Sprintf(`target_info{job=%q, instance=~%q}`, m.Service, prefix+"-.*"), "instance")
 		require.NoError(t, err)
 		var want []string
 		for _, a := range m.Agents {
@@ -328,7 +294,7 @@ func requireManifestMatchesMix(t *testing.T, m manifest, prefix string) {
 
 // assertCallsOnce compares a call counter in Prometheus, per agent and
 // summed over agents, with the agent's own counts.
-func assertCallsOnce(t *testing.T, api promAPI, m manifest, name, sel string, count func(callTotals) int) {
+func assertCallsOnce(t *testing.T, api promtest.API, m manifest, name, sel string, count func(callTotals) int) {
 	perAgent := map[string]float64{}
 	for _, a := range m.Agents {
 		for _, c := range a.Calls {
@@ -337,7 +303,7 @@ func assertCallsOnce(t *testing.T, api promAPI, m manifest, name, sel string, co
 			}
 		}
 	}
-	got, err := api.floats(fmt.Sprintf(`sum by (instance, rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
+	got, err := api.Floats(fmt.Sprintf(`sum by (instance, rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
 		"instance", "rpc_method", "rpc_response_status_code")
 	require.NoError(t, err)
 	assert.Equal(t, perAgent, got, "%s per agent, method and status: Prometheus vs the agent's manifest", name)
@@ -348,7 +314,7 @@ func assertCallsOnce(t *testing.T, api promAPI, m manifest, name, sel string, co
 			total[k] = float64(n)
 		}
 	}
-	got, err = api.floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
+	got, err = api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
 		"rpc_method", "rpc_response_status_code")
 	require.NoError(t, err)
 	if !assert.Equal(t, total, got, "%s summed over agents", name) {
@@ -363,10 +329,10 @@ func assertCallsOnce(t *testing.T, api promAPI, m manifest, name, sel string, co
 // assertLatency checks that durations are seconds and plausible: each
 // method's summed duration lies within the wall time the client measured
 // around its calls, and the slow method takes at least its sleep.
-func assertLatency(t *testing.T, api promAPI, m manifest, sel string) {
+func assertLatency(t *testing.T, api promtest.API, m manifest, sel string) {
 	totals := m.totals()
 	for _, side := range []string{"server", "client"} {
-		sums, err := api.floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (rpc_%s_call_duration_seconds_sum{%s})`, side, sel),
+		sums, err := api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (rpc_%s_call_duration_seconds_sum{%s})`, side, sel),
 			"rpc_method", "rpc_response_status_code")
 		require.NoError(t, err)
 		require.NotEmpty(t, sums, "%s duration sums", side)
@@ -391,40 +357,40 @@ func assertLatency(t *testing.T, api promAPI, m manifest, sel string) {
 	// The p99 a dashboard shows for the slow method, interpolated in the
 	// bucket of its sleep. Milliseconds would land in +Inf, for which
 	// histogram_quantile answers the highest bound (10 s with otelgrpc's).
-	p99, err := api.floats(fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rpc_server_call_duration_seconds_bucket{%s, rpc_method=%q}))`, sel, m.SlowMethod))
+	p99, err := api.Floats(fmt.Sprintf(`histogram_quantile(0.99, sum by (le) (rpc_server_call_duration_seconds_bucket{%s, rpc_method=%q}))`, sel, m.SlowMethod))
 	require.NoError(t, err)
 	assert.GreaterOrEqual(t, p99[""], m.SlowSeconds/2, "p99 of %s", m.SlowMethod)
 	assert.Less(t, p99[""], 5.0, "p99 of %s", m.SlowMethod)
 }
 
-func assertTelemetrygen(t *testing.T, api promAPI) {
+func assertTelemetrygen(t *testing.T, api promtest.API) {
 	sel := fmt.Sprintf(`{job=%q}`, tgService)
 	last := float64(tgPoints - 1) // telemetrygen's gauge and sum count 0, 1, ...
 	for _, r := range tgRuns {
 		switch r.otlpType {
 		case "Gauge", "Sum":
-			got, err := api.floats(r.promName + sel)
+			got, err := api.Floats(r.promName + sel)
 			require.NoError(t, err)
 			assert.Equal(t, map[string]float64{"": last}, got, "%s (%s): the last of %d points", r.promName, r.otlpType, tgPoints)
 		case "Histogram":
 			for _, suffix := range []string{"_count", "_sum"} {
-				got, err := api.floats(r.promName + suffix + sel)
+				got, err := api.Floats(r.promName + suffix + sel)
 				require.NoError(t, err)
 				assert.Len(t, got, 1, "%s%s", r.promName, suffix)
 				assert.Positive(t, got[""], "%s%s", r.promName, suffix)
 			}
 			// A classic histogram: the +Inf bucket holds every observation.
-			inf, err := api.floats(fmt.Sprintf(`%s_bucket{job=%q, le="+Inf"} - on () %s_count%s`, r.promName, tgService, r.promName, sel))
+			inf, err := api.Floats(fmt.Sprintf(`%s_bucket{job=%q, le="+Inf"} - on () %s_count%s`, r.promName, tgService, r.promName, sel))
 			require.NoError(t, err)
 			assert.Equal(t, map[string]float64{"": 0}, inf, "%s: +Inf bucket = count", r.promName)
 		case "ExponentialHistogram":
-			res, err := api.query(r.promName + sel)
+			res, err := api.Query(r.promName + sel)
 			require.NoError(t, err)
 			if assert.Len(t, res, 1, "%s", r.promName) {
 				assert.NotNil(t, res[0].Histogram, "%s arrived as a float series, not a native histogram: %+v", r.promName, res[0])
 				assert.Nil(t, res[0].Value, "%s", r.promName)
 			}
-			n, err := api.floats(fmt.Sprintf("histogram_count(%s%s)", r.promName, sel))
+			n, err := api.Floats(fmt.Sprintf("histogram_count(%s%s)", r.promName, sel))
 			require.NoError(t, err)
 			assert.Positive(t, n[""], "histogram_count(%s)", r.promName)
 		}
@@ -461,7 +427,7 @@ func assertPromtool(t *testing.T, promtool string, client *http.Client, url, tok
 	}
 }
 
-func assertScrapeAuth(t *testing.T, api promAPI, client *http.Client, metrics, token string) {
+func assertScrapeAuth(t *testing.T, api promtest.API, client *http.Client, metrics, token string) {
 	scrape := func(auth string) int {
 		req, err := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
 		require.NoError(t, err)
@@ -477,24 +443,9 @@ func assertScrapeAuth(t *testing.T, api promAPI, client *http.Client, metrics, t
 	assert.Equal(t, http.StatusOK, scrape("Bearer "+token), "scrape with the token")
 
 	// Prometheus itself scraped over https with the token.
-	targets, err := api.targets()
+	targets, err := api.Targets()
 	require.NoError(t, err)
 	require.Len(t, targets, 1)
 	assert.Equal(t, "https://"+metrics+"/metrics", targets[0].ScrapeURL)
 	assert.Equal(t, "up", targets[0].Health, "last error: %s", targets[0].LastError)
-}
-
-// buildAgent builds cmd/grpcagent from this checkout.
-func buildAgent(t *testing.T, dir string) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out := filepath.Join(dir, "grpcagent")
-	cmd := exec.Command(goBin, "build", "-o", out, "./cmd/grpcagent")
-	cmd.Dir = filepath.Join("..", "..")
-	b, err := cmd.CombinedOutput()
-	require.NoError(t, err, "go build ./cmd/grpcagent:\n%s", b)
-	return out
 }
