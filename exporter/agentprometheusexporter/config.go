@@ -58,6 +58,10 @@ type ScrapeConfig struct {
 	// MaxConcurrent bounds the scrapes in flight (waiting for or reading an
 	// encoding); one more is answered 503 at once.
 	MaxConcurrent int `mapstructure:"max_concurrent"`
+	// DrainTimeout bounds how long shutdown waits for every scraper to take
+	// the deltas accumulated since its last scrape, which exist nowhere else.
+	// 0 does not wait.
+	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
 }
 
 // Config defines the configuration of the agentprometheus exporter.
@@ -73,7 +77,10 @@ type Config struct {
 	Namespace string `mapstructure:"namespace"`
 	// ConstLabels are added to every series.
 	ConstLabels map[string]string `mapstructure:"const_labels"`
-	// SendTimestamps exposes each point's own timestamp.
+	// SendTimestamps exposes each point's own timestamp. It is what keeps
+	// Prometheus exact when an agent's exports move between gateways: the
+	// older copy a gateway still serves is refused as out of order instead
+	// of being read as a counter reset.
 	SendTimestamps bool `mapstructure:"send_timestamps"`
 	// MetricExpiration removes series not updated for this long.
 	MetricExpiration time.Duration `mapstructure:"metric_expiration"`
@@ -144,6 +151,9 @@ func (cfg *Config) Validate() error {
 	if cfg.Scrape.Timeout < 0 {
 		errs = append(errs, fmt.Errorf("scrape::timeout: must not be negative, got %v", cfg.Scrape.Timeout))
 	}
+	if cfg.Scrape.DrainTimeout < 0 {
+		errs = append(errs, fmt.Errorf("scrape::drain_timeout: must not be negative, got %v", cfg.Scrape.DrainTimeout))
+	}
 	if cfg.Scrape.MaxConcurrent <= 0 {
 		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
 	}
@@ -169,6 +179,7 @@ func createDefaultConfig() component.Config {
 	return &Config{
 		Server:               server,
 		ConstLabels:          map[string]string{},
+		SendTimestamps:       true,
 		MetricExpiration:     5 * time.Minute,
 		TranslationStrategy:  UnderscoreEscapingWithSuffixes,
 		MaxSeries:            1_000_000,
@@ -178,6 +189,8 @@ func createDefaultConfig() component.Config {
 			// As confighttp's default write timeout.
 			Timeout:       30 * time.Second,
 			MaxConcurrent: 16,
+			// As Kubernetes' default termination grace period.
+			DrainTimeout: 30 * time.Second,
 		},
 	}
 }

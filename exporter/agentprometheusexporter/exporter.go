@@ -67,6 +67,7 @@ type agentPrometheusExporter struct {
 	outcomeOpts [numOutcomes]metric.AddOption
 
 	scrapes  *scrape.Coalescer
+	scrapers *scrapers
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
 	// serveCtx ends when shutdown begins, cutting off scrapes still running.
 	serveCtx    context.Context
@@ -112,7 +113,8 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		descs:     descs,
 		conv:      conv,
 		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName},
-		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout)),
+		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
+		scrapers:  newScrapers(),
 	}
 	for o := range e.outcomeOpts {
 		e.outcomeOpts[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))
@@ -265,6 +267,7 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	if e.server == nil {
 		return nil
 	}
+	e.drainDeltas(ctx)
 	// Scrapes in flight get a grace period to finish, then are cut off: a
 	// stalled scraper must not hold the collector's shutdown.
 	grace, cancel := context.WithTimeout(ctx, shutdownGrace)
@@ -280,6 +283,58 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	<-e.serveDone
 	e.server, e.serveDone = nil, nil
 	return err
+}
+
+// drainPoll is how often shutdown looks whether the scrapers have come.
+const drainPoll = 20 * time.Millisecond
+
+// drainDeltas waits, for at most scrape::drain_timeout, until every regular
+// scraper has taken the deltas accumulated since its last scrape: they exist
+// nowhere else, and a gateway that stops before that loses them. It runs
+// after the receivers stopped, so nothing new arrives meanwhile. A scrape
+// that begins after the last delta shows every run; runs it still held (see
+// store.Series.Held) show their values only in the scrape after it.
+func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
+	deltas := e.store.DeltasAt()
+	timeout := e.cfg.Scrape.DrainTimeout
+	now := e.clock.now().UnixNano()
+	released := e.scrapers.releasedBefore(now)
+	if timeout <= 0 || deltas == 0 || released >= deltas || e.scrapers.regularCount(now) == 0 {
+		return
+	}
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	e.set.Logger.Info("Waiting for scrapers to take the last deltas", zap.Duration("drain_timeout", timeout))
+	// Every encoding that began at or after the last delta shows it.
+	target := deltas
+	if e.store.RunAt() > released {
+		// Runs it still held show their values only in the encodings after it.
+		if !e.waitReleased(ctx, target) {
+			return
+		}
+		target = e.clock.now().UnixNano() + 1
+	}
+	if e.waitReleased(ctx, target) {
+		e.set.Logger.Info("Scrapers took the last deltas", zap.Duration("waited", time.Since(began)))
+	}
+}
+
+// waitReleased waits until every regular scraper was served an encoding that
+// began at target or later, and reports whether that happened before ctx ended.
+func (e *agentPrometheusExporter) waitReleased(ctx context.Context, target int64) bool {
+	t := time.NewTicker(drainPoll)
+	defer t.Stop()
+	for e.scrapers.releasedBefore(e.clock.now().UnixNano()) < target {
+		select {
+		case <-ctx.Done():
+			e.set.Logger.Warn("Stopping before every scraper took the last deltas; their values since the last scrape are lost",
+				zap.Error(ctx.Err()))
+			return false
+		case <-t.C:
+		}
+	}
+	return true
 }
 
 // formatName labels a negotiated format in self-telemetry.

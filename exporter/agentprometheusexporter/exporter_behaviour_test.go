@@ -209,9 +209,10 @@ func TestMetricTypes(t *testing.T) {
 	}
 }
 
-func TestDeltaSumAccumulatesWhenAlignedAndResetsOnGap(t *testing.T) {
+func TestDeltaSumAccumulatesWhenAlignedAndStartsAgainOnGap(t *testing.T) {
 	te := startExporter(t, nil)
 	send := func(start, end time.Duration, v int64) {
+		te.clock.advance(time.Second)
 		md, ms := batch(agent)
 		dp := sum(ms, "jobs.done", "", true, pmetric.AggregationTemporalityDelta).AppendEmpty()
 		dp.SetStartTimestamp(ts(start))
@@ -219,14 +220,27 @@ func TestDeltaSumAccumulatesWhenAlignedAndResetsOnGap(t *testing.T) {
 		dp.SetIntValue(v)
 		te.consume(md)
 	}
-	value := func() string { return samples(te.scrape())[0] }
+	// value is the sample and its timestamp, as Prometheus would store them.
+	value := func() string {
+		var m *dto.Metric
+		for _, mf := range te.scrape() {
+			if mf.GetName() == "jobs_done_total" {
+				m = mf.GetMetric()[0]
+			}
+		}
+		require.NotNil(t, m)
+		at := time.UnixMilli(m.GetTimestampMs()).Sub(t0)
+		return fmt.Sprintf("%v @%v", m.GetCounter().GetValue(), at)
+	}
 
 	send(0, time.Minute, 5)
-	assert.Equal(t, "jobs_done_total{"+agentLabels+"} 5", value())
+	assert.Equal(t, "0 @1ms", value(), "a new run is shown as its zero first, just after its start")
+	assert.Equal(t, "5 @1m0s", value(), "then its value, once the scraper has seen the zero")
 	send(time.Minute, 2*time.Minute, 3) // aligned: start == previous end
-	assert.Equal(t, "jobs_done_total{"+agentLabels+"} 8", value())
-	send(3*time.Minute, 4*time.Minute, 2) // gap: a reset
-	assert.Equal(t, "jobs_done_total{"+agentLabels+"} 2", value())
+	assert.Equal(t, "8 @2m0s", value())
+	send(3*time.Minute, 4*time.Minute, 2) // a gap: the total starts again
+	assert.Equal(t, "0 @3m0.001s", value())
+	assert.Equal(t, "2 @4m0s", value())
 }
 
 func TestDeltaHistogramAccumulates(t *testing.T) {
@@ -247,6 +261,12 @@ func TestDeltaHistogramAccumulates(t *testing.T) {
 		te.consume(md)
 	}
 	send(0, time.Minute, []uint64{1, 1}, 2, 3)
+	assert.Equal(t, []string{
+		"d_bucket{" + agentLabels + "} le=+Inf 0",
+		"d_bucket{" + agentLabels + "} le=1 0",
+		"d_count{" + agentLabels + "} 0",
+		"d_sum{" + agentLabels + "} 0",
+	}, samples(te.scrape())[:4], "a new run is shown as its zero first, in its layout")
 	send(time.Minute, 2*time.Minute, []uint64{2, 0}, 2, 1)
 	assert.Equal(t, []string{
 		"d_bucket{" + agentLabels + "} le=+Inf 4",

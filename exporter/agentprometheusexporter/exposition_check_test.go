@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -186,6 +187,14 @@ func openMetricsAsText(body []byte) ([]byte, error) {
 			}
 			if j := strings.Index(rest, " # "); j >= 0 {
 				rest = rest[:j] // the exemplar
+			}
+			// OpenMetrics timestamps are seconds, the text format's milliseconds.
+			if value, ts, ok := strings.Cut(strings.TrimSpace(rest), " "); ok {
+				secs, err := strconv.ParseFloat(ts, 64)
+				if err != nil {
+					return nil, fmt.Errorf("openmetrics line %d: timestamp %q: %w", i+1, ts, err)
+				}
+				rest = " " + value + " " + strconv.FormatInt(int64(math.Round(secs*1000)), 10)
 			}
 			out.WriteString(name + labels + rest + "\n")
 		}

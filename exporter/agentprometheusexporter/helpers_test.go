@@ -68,6 +68,8 @@ func startExporterWith(t *testing.T, set exporter.Settings, configure func(*Conf
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	// Tests stop at once; the drain's own tests set it.
+	cfg.Scrape.DrainTimeout = 0
 	if configure != nil {
 		configure(cfg)
 	}
@@ -118,6 +120,14 @@ func (te *testExporter) scrape() map[string]*dto.MetricFamily {
 	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
 	require.NoError(te.t, err, "exposition does not parse:\n%s", body)
 	return families
+}
+
+// takeZeros scrapes once, as Prometheus would: the first scrape after a run
+// of deltas begins shows the run's zero (store.Series.Held), the scrapes
+// after it the run's value. The scrape is parsed like any other.
+func (te *testExporter) takeZeros() {
+	te.t.Helper()
+	te.scrape()
 }
 
 // samples flattens families into "name{sorted labels} value" lines.

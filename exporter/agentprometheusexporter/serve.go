@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -63,6 +64,7 @@ var outcomeNames = [numOutcomes]string{"served", "shared", "refused", "timeout",
 // encoding between concurrent scrapes of the same format.
 func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	arrived := e.clock.now().UnixNano()
 	if e.inflight.Add(1) > int64(e.cfg.Scrape.MaxConcurrent) {
 		e.inflight.Add(-1)
 		e.countScrape(r.Context(), outcomeRefused)
@@ -106,6 +108,9 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), w)
 	stopCut()
 
+	if err == nil {
+		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began)
+	}
 	outcome := outcomeServed
 	switch {
 	case err == nil && res.Shared:
@@ -145,10 +150,12 @@ func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutco
 // through expfmt.
 func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
 	write := func(w io.Writer) error {
+		opts := e.expo
+		opts.ReleasedBefore = e.scrapers.releasedBefore(e.clock.now().UnixNano())
 		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-			return exposition.WriteText(w, e.store, e.expo)
+			return exposition.WriteText(w, e.store, opts)
 		}
-		return exposition.WriteEncoded(w, format, e.store, e.expo, expfmt.WithCreatedLines())
+		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
 	}
 	if !gz {
 		return write
@@ -191,4 +198,13 @@ func acceptsGzip(acceptEncoding string) bool {
 		}
 	}
 	return false
+}
+
+// remoteHost is the address a scraper is known by: its host, without the
+// port of the connection.
+func remoteHost(addr string) string {
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		return host
+	}
+	return addr
 }

@@ -111,6 +111,10 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 			}
 		}
 	}
+	if w.deltas {
+		c.store.NoteDeltas(w.now, w.newRun)
+		w.deltas, w.newRun = false, false
+	}
 	out := w.stats
 	if len(out.Conflicts) > 0 {
 		out.Conflicts = slices.Clone(out.Conflicts)
@@ -155,6 +159,9 @@ type worker struct {
 
 	hints *[]*store.Series // position hints of the current family and resource
 	pos   int              // position of the current point in its metric
+
+	deltas bool // the batch accumulated deltas
+	newRun bool // and began a run of them
 }
 
 func isServiceAttribute(k string) bool {

@@ -33,7 +33,9 @@ func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta
 	// A family holds classic and exponential histograms alike; a series
 	// keeps the layout of its latest point only.
 	s.Native = nil
-	if delta && existed && start == s.Timestamp && sameLayout {
+	continued := delta && existed && start == s.Timestamp && sameLayout
+	w.run(s, delta, continued, start, int64(dp.Timestamp()))
+	if continued {
 		if h := s.Histogram; h != nil {
 			var cum uint64
 			for i := range h.Cumulative {

@@ -180,6 +180,23 @@ func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPoi
 	return s, existed
 }
 
+// run records where the series' values begin after a point: a delta that
+// does not continue the stored run begins a new one on this gateway, which
+// scrapes expose as zero first (see store.Series.Held). Call before the
+// point's values are stored; start and ts are the run's start and the point's time.
+func (w *worker) run(s *store.Series, delta, continued bool, start, ts int64) {
+	switch {
+	case !delta:
+		s.RunStarted = 0
+	case !continued:
+		s.RunStarted = 0
+		if store.CanHold(start, ts) {
+			s.RunStarted, w.newRun = w.now, true
+		}
+	}
+	w.deltas = w.deltas || delta
+}
+
 func numberValue(dp pmetric.NumberDataPoint) float64 {
 	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
 		return float64(dp.IntValue())
@@ -200,10 +217,12 @@ func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool)
 		return
 	}
 	start := int64(dp.StartTimestamp())
-	if delta && existed && start == s.Timestamp {
+	continued := delta && existed && start == s.Timestamp
+	if continued {
 		v += s.Value
 		start = s.Start
 	}
+	w.run(s, delta, continued, start, int64(dp.Timestamp()))
 	s.Value, s.Start, s.Timestamp = v, start, int64(dp.Timestamp())
 	if f.Kind == store.KindCounter {
 		s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())

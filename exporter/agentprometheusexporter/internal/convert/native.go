@@ -39,7 +39,9 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 	}
 	start := int64(dp.StartTimestamp())
 	s.Histogram = nil // a family holds classic and exponential histograms alike
-	if delta && existed && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt {
+	continued := delta && existed && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt
+	w.run(s, delta, continued, start, int64(dp.Timestamp()))
+	if continued {
 		n := s.Native
 		to := min(n.Schema, schema)
 		pos, neg := downscale(n.Positive, n.Schema-to), downscale(n.Negative, n.Schema-to)

@@ -67,6 +67,13 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 	}
 	f.Range(func(s *store.Series) {
 		m := &dto.Metric{Label: labels(s.Labels)}
+		if s.Held(opts.ReleasedBefore) {
+			if opts.SendTimestamps {
+				m.TimestampMs = ptr(s.HeldTimestamp() / 1e6)
+			}
+			mf.Metric = append(mf.Metric, heldDTO(f.Kind, s, m))
+			return
+		}
 		if opts.SendTimestamps && s.Timestamp != 0 {
 			m.TimestampMs = ptr(s.Timestamp / 1e6)
 		}
@@ -94,6 +101,27 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 		mf.Metric = append(mf.Metric, m)
 	})
 	return mf
+}
+
+// heldDTO fills m with the zero of a held run: a counter or histogram with
+// no observations yet, in the layout of the stored one.
+func heldDTO(kind store.Kind, s *store.Series, m *dto.Metric) *dto.Metric {
+	created := timestamppb.New(time.Unix(0, s.Start))
+	if kind == store.KindCounter {
+		m.Counter = &dto.Counter{Value: ptr(0.0), CreatedTimestamp: created}
+		return m
+	}
+	h := &dto.Histogram{SampleCount: ptr(uint64(0)), SampleSum: ptr(0.0), CreatedTimestamp: created}
+	if n := s.Native; n != nil {
+		h.Schema, h.ZeroThreshold, h.ZeroCount = ptr(n.Schema), ptr(n.ZeroThreshold), ptr(uint64(0))
+		h.PositiveSpan = []*dto.BucketSpan{{Offset: ptr(int32(0)), Length: ptr(uint32(0))}}
+	} else if s.Histogram != nil {
+		for _, b := range s.Histogram.Bounds.Values {
+			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(b), CumulativeCount: ptr(uint64(0))})
+		}
+	}
+	m.Histogram = h
+	return m
 }
 
 func histogramDTO(s *store.Series, created *timestamppb.Timestamp) *dto.Histogram {

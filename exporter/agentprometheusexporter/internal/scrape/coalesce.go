@@ -51,11 +51,15 @@ type Result struct {
 	Started bool
 	// Bytes is what was written to the scraper.
 	Bytes int64
+	// Began is the clock reading at which the encoding the scrape read
+	// began: it holds everything the store held then.
+	Began int64
 }
 
 // Coalescer runs at most one encoding per Key at a time.
 type Coalescer struct {
 	stall time.Duration
+	now   func() int64
 
 	mu      sync.Mutex
 	running map[Key]*round // encoding now
@@ -63,9 +67,9 @@ type Coalescer struct {
 }
 
 // New returns a Coalescer that cuts off a scraper after it has held the
-// encoder for stall.
-func New(stall time.Duration) *Coalescer {
-	return &Coalescer{stall: stall, running: map[Key]*round{}, pending: map[Key]*round{}}
+// encoder for stall; now is the clock that stamps when encodings begin.
+func New(stall time.Duration, now func() int64) *Coalescer {
+	return &Coalescer{stall: stall, now: now, running: map[Key]*round{}, pending: map[Key]*round{}}
 }
 
 // round is one encoding and the scrapes that read it.
@@ -75,8 +79,9 @@ type round struct {
 	// members is appended to under Coalescer.mu until started, then fixed.
 	members []*member
 	started bool
-	// err is written before the members' channels close, read after.
-	err error
+	// err and began are written before the members' channels close, read after.
+	err   error
+	began int64
 }
 
 type member struct {
@@ -117,6 +122,7 @@ func (c *Coalescer) Serve(ctx context.Context, key Key, encode Encode, w io.Writ
 		select {
 		case ch, ok := <-m.chunks:
 			if !ok {
+				res.Began = r.began
 				if werr != nil {
 					return res, werr
 				}
@@ -195,6 +201,7 @@ func (c *Coalescer) withdraw(r *round, m *member) bool {
 func (c *Coalescer) run(r *round) {
 	for r != nil {
 		f := fanout{members: r.members, stall: c.stall}
+		r.began = c.now()
 		err := r.encode(&f)
 		if err == nil {
 			err = f.flush()

@@ -62,7 +62,7 @@ func waitPending(t *testing.T, c *Coalescer, n int) {
 }
 
 func TestScrapesDuringAnEncodingShareTheNextOne(t *testing.T) {
-	c := New(time.Second)
+	c := New(time.Second, wallNow)
 	g := &gatedEncoding{size: 3*chunkSize + 17, gate: make(chan struct{})}
 	first := serve(c, context.Background(), g.encode, nil)
 	require.Eventually(t, func() bool { return g.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
@@ -79,9 +79,11 @@ func TestScrapesDuringAnEncodingShareTheNextOne(t *testing.T) {
 	assert.False(t, s.res.Shared)
 	assert.Equal(t, body(g.size, 1), s.buf.Bytes())
 	shared := 0
+	began := map[int64]int{}
 	for _, ch := range later {
 		s := <-ch
 		require.NoError(t, s.err)
+		began[s.res.Began]++
 		assert.Equal(t, body(g.size, 2), s.buf.Bytes(), "every later scrape reads the second encoding whole")
 		assert.Equal(t, int64(g.size), s.res.Bytes)
 		if s.res.Shared {
@@ -89,6 +91,10 @@ func TestScrapesDuringAnEncodingShareTheNextOne(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, shared, "one later scrape starts the second encoding, two share it")
+	require.Len(t, began, 1, "the scrapes of one encoding report when it began")
+	for b := range began {
+		assert.Greater(t, b, s.res.Began, "the second encoding began after the first")
+	}
 	assert.Equal(t, int32(2), g.calls.Load(), "four scrapes, two encodings")
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -107,7 +113,7 @@ func (s *stalledWriter) Write(p []byte) (int, error) {
 func TestAStalledScraperIsCutOffAndDoesNotHoldTheOthers(t *testing.T) {
 	// Generous: a fast reader must never look stalled on a loaded machine.
 	const stall = 500 * time.Millisecond
-	c := New(stall)
+	c := New(stall, wallNow)
 	g := &gatedEncoding{size: (queueLen + 4) * chunkSize, gate: make(chan struct{})}
 	holder := serve(c, context.Background(), g.encode, nil)
 	require.Eventually(t, func() bool { return g.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
@@ -133,7 +139,7 @@ func TestAStalledScraperIsCutOffAndDoesNotHoldTheOthers(t *testing.T) {
 }
 
 func TestAScrapeThatGivesUpWhileWaitingLeavesTheRound(t *testing.T) {
-	c := New(time.Second)
+	c := New(time.Second, wallNow)
 	g := &gatedEncoding{size: 10, gate: make(chan struct{})}
 	holder := serve(c, context.Background(), g.encode, nil)
 	require.Eventually(t, func() bool { return g.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
@@ -156,7 +162,7 @@ func TestAScrapeThatGivesUpWhileWaitingLeavesTheRound(t *testing.T) {
 }
 
 func TestAnEncodingNobodyReadsStops(t *testing.T) {
-	c := New(time.Second)
+	c := New(time.Second, wallNow)
 	stopped := make(chan error, 1)
 	endless := func(w io.Writer) error {
 		b := make([]byte, 64<<10)
@@ -180,7 +186,7 @@ func TestAnEncodingNobodyReadsStops(t *testing.T) {
 }
 
 func TestAnEncodingErrorReachesEveryScraper(t *testing.T) {
-	c := New(time.Second)
+	c := New(time.Second, wallNow)
 	boom := errors.New("boom")
 	gate := make(chan struct{})
 	var once sync.Once
@@ -210,3 +216,5 @@ func waitRunning(t *testing.T, c *Coalescer) {
 		return c.running[key] != nil
 	}, 5*time.Second, time.Millisecond)
 }
+
+func wallNow() int64 { return time.Now().UnixNano() }

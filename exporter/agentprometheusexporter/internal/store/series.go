@@ -16,6 +16,12 @@ type Series struct {
 	Timestamp int64 // point time, unix nanoseconds
 	Start     int64 // point start time (the created timestamp), 0 when unknown
 
+	// RunStarted is the store clock at which this gateway began the series'
+	// current run of accumulated deltas; 0 when it holds no deltas. Until
+	// every scraper has been served after that, scrapes expose the run as
+	// zero (see Held).
+	RunStarted int64
+
 	Value float64 // gauge or counter value; the sum of a histogram or summary
 	Count uint64  // observations of a histogram or summary
 
@@ -66,3 +72,29 @@ type Exemplar struct {
 	Value     float64
 	Timestamp int64
 }
+
+// heldOffset places the zero of a held run just after the run's start: the
+// previous run of the series, perhaps on another gateway, ended with a sample
+// at exactly that instant (a delta starts where the one before it ended).
+const heldOffset = int64(1e6) // 1 ms, the resolution of exposition timestamps
+
+// Held reports whether a scrape must expose s as a zero at HeldTimestamp
+// instead of its value: s is a run of deltas this gateway began after the
+// scrapes up to releasedBefore (store clock) were served.
+//
+// A run that begins here continues the series' total elsewhere, or starts it
+// again after a gap, from zero. Prometheus notices a new run only when its
+// value is below the last one it stored; the first delta of a run can be as
+// large as a whole previous run (an agent that moved twice in a row), and
+// that run would be lost from increase(). Showing each scraper the zero
+// first makes every new run a reset Prometheus sees.
+func (s *Series) Held(releasedBefore int64) bool {
+	return s.RunStarted != 0 && s.RunStarted > releasedBefore
+}
+
+// HeldTimestamp is the timestamp of a held run's zero, in unix nanoseconds.
+func (s *Series) HeldTimestamp() int64 { return s.Start + heldOffset }
+
+// CanHold reports whether a run of deltas from start to ts leaves room for
+// its zero before its first value at millisecond resolution.
+func CanHold(start, ts int64) bool { return ts-start >= 2*heldOffset }

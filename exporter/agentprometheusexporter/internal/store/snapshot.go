@@ -21,17 +21,26 @@ type SnapshotScratch struct {
 }
 
 // Snapshots calls fn with copies of the family's series, a chunk at a time;
-// the slice and its contents are valid only during the call.
-func (f *Family) Snapshots(sc *SnapshotScratch, fn func([]Snapshot)) {
+// the slice and its contents are valid only during the call. A run held for
+// scrapes up to releasedBefore (see Series.Held) is copied as its zero.
+func (f *Family) Snapshots(sc *SnapshotScratch, releasedBefore int64, fn func([]Snapshot)) {
 	for start := 0; ; start += chunk {
 		f.mu.RLock()
 		end := min(start+chunk, len(f.series))
 		sc.snaps, sc.counts, sc.quantiles = sc.snaps[:0], sc.counts[:0], sc.quantiles[:0]
 		for _, s := range f.series[start:max(start, end)] {
 			snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Value: s.Value, Count: s.Count}
+			held := s.Held(releasedBefore)
+			if held {
+				snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
+			}
 			if h := s.Histogram; h != nil {
 				from := len(sc.counts)
-				sc.counts = append(sc.counts, h.Cumulative...)
+				if held {
+					sc.counts = append(sc.counts, make([]uint64, len(h.Cumulative))...)
+				} else {
+					sc.counts = append(sc.counts, h.Cumulative...)
+				}
 				snap.Bounds, snap.Cumulative = h.Bounds, sc.counts[from:len(sc.counts):len(sc.counts)]
 			}
 			if len(s.Quantiles) > 0 {

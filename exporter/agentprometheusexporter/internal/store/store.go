@@ -23,7 +23,35 @@ type Store struct {
 	claims map[string]*Family
 
 	total atomic.Int64
+	// deltaAt and runAt are the store clock of the latest batch that
+	// accumulated deltas, and of the latest that began a run of them.
+	deltaAt, runAt atomic.Int64
 }
+
+// NoteDeltas records that a batch at now accumulated deltas — values that
+// exist nowhere else until a scrape has taken them — and whether it began a
+// run of them (see Series.Held).
+func (st *Store) NoteDeltas(now int64, newRun bool) {
+	raise(&st.deltaAt, now)
+	if newRun {
+		raise(&st.runAt, now)
+	}
+}
+
+func raise(a *atomic.Int64, v int64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// DeltasAt is the store clock of the latest batch that accumulated deltas, 0 for none.
+func (st *Store) DeltasAt() int64 { return st.deltaAt.Load() }
+
+// RunAt is the store clock of the latest batch that began a run of deltas, 0 for none.
+func (st *Store) RunAt() int64 { return st.runAt.Load() }
 
 // New returns an empty store with the given limits.
 func New(maxSeries, maxSeriesPerResource int) *Store {
