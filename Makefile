@@ -30,8 +30,10 @@ all: lint test
 ## build: assemble otelcol-statsgate with the collector builder into $(DISTRO)
 build: $(DISTRO)
 
+# CGO_ENABLED=0: a static binary, so that the same file runs on any Linux and in an
+# image built FROM scratch (make image), where there is no C library to link against.
 $(DISTRO): $(BUILDER) $(DISTRO_SOURCES)
-	$(BUILDER) --config builder-config.yaml
+	CGO_ENABLED=0 $(BUILDER) --config builder-config.yaml
 	@touch $@
 
 $(BUILDER):
