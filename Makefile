@@ -2,8 +2,10 @@
 #
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
 #   make test      unit tests (with -race) plus a smoke test of the built distro
+#   make image     the container image (Containerfile) as an OCI archive in _build/
 #
-# Needs only Go: the tools below are installed into .tools/ on first use.
+# Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
+# (prometheus, podman) are installed with apt-get when missing.
 
 SHELL := /usr/bin/env bash
 GO    ?= go
@@ -23,7 +25,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz image container-tools
 
 all: lint test
 
@@ -100,6 +102,52 @@ prometheus:
 		echo "installing the Debian package prometheus"; \
 		$$sudo apt-get update -q && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
+	fi
+
+# The container image. podman keeps its images and containers under .tools/containers, so
+# nothing lands in /var/lib/containers. runc: with crun (podman's first choice when it is
+# installed) containers do not start on the hybrid cgroup hierarchy of the build machines.
+IMAGE_VERSION    := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
+IMAGE            := localhost/statsgate/otelcol-statsgate:$(IMAGE_VERSION)
+IMAGE_ARCHIVE    := _build/otelcol-statsgate-image.tar
+IMAGE_CONTEXT    := _build/image
+HOST_CA_BUNDLE   := /etc/ssl/certs/ca-certificates.crt
+CONTAINERS_DIR   := $(TOOLS_DIR)/containers
+PODMAN           := podman --root $(CONTAINERS_DIR)/root --runroot $(CONTAINERS_DIR)/runroot --runtime runc
+# --network host: -p would leave a CNI bridge and iptables rules behind. Both ulimits must be
+# set, below the build machines' hard limits (nofile 20000, nproc 32768): podman's defaults
+# (nofile 1048576) are refused and the container does not start.
+PODMAN_RUN_FLAGS := --network host --ulimit nofile=4096:4096 --ulimit nproc=4096:4096
+
+## image: build the container image from Containerfile, tag it $(IMAGE) and write it to
+## $(IMAGE_ARCHIVE) (OCI archive: podman load -i / docker load -i)
+image: $(IMAGE_ARCHIVE)
+
+# The image is FROM scratch, so nothing is pulled: the build context is the static binary,
+# the default config and the build host's CA bundle, copied into $(IMAGE_CONTEXT).
+$(IMAGE_ARCHIVE): $(DISTRO) Containerfile testdata/gateway.yaml $(wildcard $(HOST_CA_BUNDLE)) | container-tools
+	@# A binary from before the distro build was static cannot start in an image without a C library.
+	@$(GO) version -m $(DISTRO) | grep -q 'CGO_ENABLED=0' || { \
+		echo "$(DISTRO) is not a static build; rebuilding it"; rm -f $(DISTRO); $(MAKE) --no-print-directory build; }
+	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
+	cp $(DISTRO) $(IMAGE_CONTEXT)/otelcol-statsgate
+	cp testdata/gateway.yaml $(IMAGE_CONTEXT)/config.yaml
+	cp $(HOST_CA_BUNDLE) $(IMAGE_CONTEXT)/ca-certificates.crt
+	@# chroot isolation: RUN steps fail under the default (OCI runtime) isolation on the build machines.
+	$(PODMAN) build --isolation chroot -f Containerfile -t $(IMAGE) $(IMAGE_CONTEXT)
+	@# The image this one replaced and the build's intermediate images.
+	$(PODMAN) image prune -f >/dev/null
+	$(PODMAN) save --format oci-archive -o $@.tmp $(IMAGE) && mv $@.tmp $@
+
+## container-tools: install podman, buildah, runc, skopeo and the CA bundle (Debian packages) when missing
+container-tools:
+	@if ! command -v podman >/dev/null || ! command -v buildah >/dev/null || ! command -v skopeo >/dev/null || \
+		! PATH="$$PATH:/usr/sbin" command -v runc >/dev/null || [ ! -f $(HOST_CA_BUNDLE) ]; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing the Debian packages podman buildah runc skopeo ca-certificates"; \
+		$$sudo apt-get update -q && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			podman buildah runc skopeo ca-certificates; \
 	fi
 
 FUZZTIME ?= 60s
