@@ -1,7 +1,7 @@
 # statsgate: build, run and test the gateway collector distribution.
 #
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
-#   make test      unit tests (with -race) plus a smoke test of the built distro
+#   make test      unit tests (with -race) plus smoke, end-to-end, reliability and image tests of the built distro
 #   make image     the container image (Containerfile) as an OCI archive in _build/
 #
 # Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
@@ -25,7 +25,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz image container-tools
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz image image-test container-tools
 
 all: lint test
 
@@ -47,8 +47,8 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: unit tests with the race detector, conformance with contrib's exporter, smoke and end-to-end tests of the distro
-test: unit conformance smoke e2e reliability
+## test: unit tests with the race detector, conformance with contrib's exporter, smoke and end-to-end tests of the distro, and of its image
+test: unit conformance smoke e2e reliability image-test
 
 unit: prometheus
 	# The bad-input tests lint every scrape with promtool; without it they fail here rather than skip.
@@ -138,6 +138,14 @@ $(IMAGE_ARCHIVE): $(DISTRO) Containerfile testdata/gateway.yaml $(wildcard $(HOS
 	@# The image this one replaced and the build's intermediate images.
 	$(PODMAN) image prune -f >/dev/null
 	$(PODMAN) save --format oci-archive -o $@.tmp $(IMAGE) && mv $@.tmp $@
+
+## image-test: run the image with podman: its config, user and files, OTLP in and /metrics out
+image-test: image
+	STATSGATE_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) \
+	STATSGATE_PODMAN="$(PODMAN)" \
+	STATSGATE_PODMAN_RUN_FLAGS="$(PODMAN_RUN_FLAGS)" \
+	STATSGATE_SKOPEO=$$(command -v skopeo) \
+	$(GO) test -count=1 -v ./test/image
 
 ## container-tools: install podman, buildah, runc, skopeo and the CA bundle (Debian packages) when missing
 container-tools:
