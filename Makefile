@@ -127,7 +127,7 @@ image: $(IMAGE_ARCHIVE)
 # the default config and the build host's CA bundle, copied into $(IMAGE_CONTEXT).
 $(IMAGE_ARCHIVE): $(DISTRO) Containerfile testdata/gateway.yaml $(wildcard $(HOST_CA_BUNDLE)) | container-tools
 	@# A binary from before the distro build was static cannot start in an image without a C library.
-	@$(GO) version -m $(DISTRO) | grep -q 'CGO_ENABLED=0' || { \
+	@$(GO) version -m $(DISTRO) 2>/dev/null | grep -q 'CGO_ENABLED=0' || { \
 		echo "$(DISTRO) is not a static build; rebuilding it"; rm -f $(DISTRO); $(MAKE) --no-print-directory build; }
 	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
 	cp $(DISTRO) $(IMAGE_CONTEXT)/otelcol-statsgate
