@@ -104,9 +104,10 @@ prometheus:
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
 	fi
 
-# The container image. podman keeps its images and containers under .tools/containers, so
-# nothing lands in /var/lib/containers. runc: with crun (podman's first choice when it is
-# installed) containers do not start on the hybrid cgroup hierarchy of the build machines.
+# The container image. podman keeps its images and containers under .tools/containers, not in
+# /var/lib/containers (only its small blob-info cache, which has no flag, is written to
+# /var/lib/containers/cache). runc: with crun (podman's first choice when it is installed)
+# containers do not start on the hybrid cgroup hierarchy of the build machines.
 IMAGE_VERSION    := $(shell sed -n 's/^  version: *//p' builder-config.yaml)
 IMAGE            := localhost/statsgate/otelcol-statsgate:$(IMAGE_VERSION)
 IMAGE_ARCHIVE    := _build/otelcol-statsgate-image.tar
