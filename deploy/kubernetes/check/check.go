@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -274,8 +275,14 @@ func checkDeployment(s *Set, g *Gateway) error {
 	if pod.TerminationGracePeriodSeconds != nil {
 		grace = *pod.TerminationGracePeriodSeconds
 	}
-	if need := preStop + exportsInFlight + exporterShutdownWait; grace < need {
-		fail("terminationGracePeriodSeconds %d < %d (preStop %d s + %d s for exports in flight + %d s for the exporter's scrapes)", grace, need, preStop, exportsInFlight, exporterShutdownWait)
+	drain, err := g.Collector.DrainTimeout()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	drainSecs := int64(drain.Round(time.Second) / time.Second)
+	if need := preStop + exportsInFlight + drainSecs + exporterShutdownWait; grace < need {
+		fail("terminationGracePeriodSeconds %d < %d (preStop %d s + %d s for exports in flight + %d s for scrapers to take the last deltas + %d s for the exporter's scrapes)",
+			grace, need, preStop, exportsInFlight, drainSecs, exporterShutdownWait)
 	}
 
 	if sa := pod.ServiceAccountName; sa != "" && sa != "default" {

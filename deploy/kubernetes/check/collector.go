@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -187,9 +188,26 @@ func (c *Collector) ServesTLS() bool { return c.has("exporters", "agentprometheu
 func (c *Collector) SendsTimestamps() (bool, error) {
 	s, ok, err := c.value("exporters", "agentprometheus", "send_timestamps")
 	if err != nil || !ok {
-		return false, err
+		return err == nil, err // on by default
 	}
 	return strconv.ParseBool(s)
+}
+
+// defaultDrainTimeout is the exporter's scrape::drain_timeout when unset.
+const defaultDrainTimeout = 30 * time.Second
+
+// DrainTimeout is how long the exporter's shutdown may wait for scrapers to
+// take the last deltas (scrape::drain_timeout).
+func (c *Collector) DrainTimeout() (time.Duration, error) {
+	s, ok, err := c.value("exporters", "agentprometheus", "scrape", "drain_timeout")
+	if err != nil || !ok {
+		return defaultDrainTimeout, err
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("exporters::agentprometheus::scrape::drain_timeout: %w", err)
+	}
+	return d, nil
 }
 
 // scheme is the scheme Prometheus must scrape the exporter with.

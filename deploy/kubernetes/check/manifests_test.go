@@ -320,7 +320,7 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"token from the config", base, "token: ${env:SCRAPE_TOKEN}", "token: hunter2", "must be ${env:NAME} with NAME from a Secret"},
 		{"listens on localhost", base, "endpoint: 0.0.0.0:9464", "endpoint: localhost:9464", `listens on localhost only`},
 		{"no timestamps with replicas", base, "send_timestamps: true", "send_timestamps: false", "needs send_timestamps: true"},
-		{"short grace period", base, "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds: 10", "terminationGracePeriodSeconds 10 < 20"},
+		{"short grace period", base, "terminationGracePeriodSeconds: 90", "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds 30 < 85"},
 		{"writable root", base, "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem"},
 		{"a committed secret", base, "apiVersion: v1\nkind: Namespace\n", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: statsgate-scrape-token\n  namespace: statsgate\nstringData:\n  token: hunter2\n---\napiVersion: v1\nkind: Namespace\n", "Secret statsgate-scrape-token carries a value"},
 		{"podmonitor port name", operator, "port: metrics\n    scheme: http", "port: metric\n    scheme: http", "port metric is not a container port"},
