@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,6 +36,8 @@ import (
 	testgrpc "google.golang.org/grpc/interop/grpc_testing"
 	"google.golang.org/grpc/stats/opentelemetry"
 	"google.golang.org/grpc/status"
+
+	"github.com/statsgate/statsgate/internal/agentmanifest"
 )
 
 type config struct {
@@ -70,7 +71,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	m, err := run(ctx, cfg)
-	if werr := writeManifest(cfg.manifest, m); werr != nil {
+	if werr := agentmanifest.Write(cfg.manifest, m); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	if err != nil {
@@ -121,8 +122,8 @@ func parseFlags(args []string) (config, error) {
 
 // run starts the agents and waits for all of them to finish their rounds (or
 // for ctx to end) and to flush their metrics.
-func run(ctx context.Context, cfg config) (Manifest, error) {
-	m := Manifest{Service: cfg.service, Gateway: cfg.gateway, SlowMethod: slowMethod(), SlowSeconds: cfg.slow.Seconds(), Agents: make([]AgentManifest, cfg.agents)}
+func run(ctx context.Context, cfg config) (agentmanifest.GRPC, error) {
+	m := agentmanifest.GRPC{Service: cfg.service, Gateway: cfg.gateway, SlowMethod: slowMethod(), SlowSeconds: cfg.slow.Seconds(), Agents: make([]agentmanifest.GRPCAgent, cfg.agents)}
 	errs := make([]error, cfg.agents)
 	var wg sync.WaitGroup
 	for i := range cfg.agents {
@@ -138,8 +139,8 @@ func run(ctx context.Context, cfg config) (Manifest, error) {
 	return m, errors.Join(errs...)
 }
 
-func runAgent(ctx context.Context, cfg config, instanceID string) (AgentManifest, error) {
-	am := AgentManifest{InstanceID: instanceID}
+func runAgent(ctx context.Context, cfg config, instanceID string) (agentmanifest.GRPCAgent, error) {
+	am := agentmanifest.GRPCAgent{InstanceID: instanceID}
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithAttributes(
 		attribute.String("service.name", cfg.service),
 		attribute.String("service.instance.id", instanceID),
@@ -237,17 +238,4 @@ rounds:
 		return am, fmt.Errorf("%d calls answered with another status than planned", unexpected)
 	}
 	return am, nil
-}
-
-func writeManifest(path string, m Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = os.Stdout.Write(b)
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -28,6 +28,8 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/statsgate/statsgate/internal/agentmanifest"
 )
 
 // The instruments every agent records, and the histogram's bounds.
@@ -75,7 +77,7 @@ func main() {
 		defer cancel()
 	}
 	m, err := run(ctx, cfg)
-	if werr := writeManifest(cfg.manifest, m); werr != nil {
+	if werr := agentmanifest.Write(cfg.manifest, m); werr != nil {
 		err = errors.Join(err, werr)
 	}
 	if err != nil {
@@ -120,9 +122,9 @@ func parseFlags(args []string) (config, error) {
 
 // run starts the agents and waits for all of them to stop recording and to
 // flush their last export.
-func run(ctx context.Context, cfg config) (Manifest, error) {
-	m := Manifest{Service: cfg.service, Protocol: cfg.protocol, Temporality: cfg.temporality,
-		Bounds: bounds, Agents: make([]AgentManifest, cfg.agents)}
+func run(ctx context.Context, cfg config) (agentmanifest.OTLP, error) {
+	m := agentmanifest.OTLP{Service: cfg.service, Protocol: cfg.protocol, Temporality: cfg.temporality,
+		Bounds: bounds, Agents: make([]agentmanifest.OTLPAgent, cfg.agents)}
 	errs := make([]error, cfg.agents)
 	var wg sync.WaitGroup
 	for i := range cfg.agents {
@@ -138,17 +140,17 @@ func run(ctx context.Context, cfg config) (Manifest, error) {
 	return m, errors.Join(errs...)
 }
 
-func runAgent(ctx context.Context, cfg config, instanceID string, seed uint64) (AgentManifest, error) {
+func runAgent(ctx context.Context, cfg config, instanceID string, seed uint64) (agentmanifest.OTLPAgent, error) {
 	res, err := resource.New(ctx, resource.WithTelemetrySDK(), resource.WithAttributes(
 		attribute.String("service.name", cfg.service),
 		attribute.String("service.instance.id", instanceID),
 	))
 	if err != nil {
-		return AgentManifest{InstanceID: instanceID}, err
+		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
 	}
 	exp, err := newExporter(ctx, cfg)
 	if err != nil {
-		return AgentManifest{InstanceID: instanceID}, err
+		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
 	}
 	rec := newRecorder(exp, cfg.temporality == "delta")
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
@@ -158,11 +160,11 @@ func runAgent(ctx context.Context, cfg config, instanceID string, seed uint64) (
 	meter := mp.Meter("statsgate/otlpagent")
 	counter, err := meter.Int64Counter(counterName, metric.WithUnit("{operation}"), metric.WithDescription("Operations done."))
 	if err != nil {
-		return AgentManifest{InstanceID: instanceID}, err
+		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
 	}
 	histogram, err := meter.Float64Histogram(histogramName, metric.WithUnit("s"), metric.WithDescription("Time an operation took."))
 	if err != nil {
-		return AgentManifest{InstanceID: instanceID}, err
+		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
 	}
 	log.Printf("agent %s: exporting %s over %s to %s every %s", instanceID, cfg.temporality, cfg.protocol, cfg.endpoint, cfg.exportInterval)
 

@@ -2,64 +2,25 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"slices"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/statsgate/statsgate/internal/agentmanifest"
 )
 
-// Manifest is what the agents counted and what the gateway acknowledged.
-type Manifest struct {
-	Service     string          `json:"service"`
-	Protocol    string          `json:"protocol"`
-	Temporality string          `json:"temporality"`
-	Bounds      []float64       `json:"bounds"`
-	Agents      []AgentManifest `json:"agents"`
-}
-
-// AgentManifest is one simulated agent.
-type AgentManifest struct {
-	InstanceID string `json:"service_instance_id"`
-	// Counted is what the agent recorded, per kind.
-	Counted []Values `json:"counted"`
-	// Acked is what the acknowledged exports carried: the last cumulative
-	// values, or the sum of the deltas.
-	Acked []Values `json:"acked"`
-	// Exports lists the acknowledged exports in order.
-	Exports       []Export `json:"exports"`
-	FailedExports int      `json:"failed_exports"`
-}
-
-// Values are the counter and histogram of one kind: a total, or one delta.
-type Values struct {
-	Kind       string   `json:"kind"`
-	Operations int64    `json:"operations"`
-	Count      uint64   `json:"count"`
-	Sum        float64  `json:"sum"`
-	Buckets    []uint64 `json:"buckets"` // per bucket, not cumulative: len(bounds)+1
-}
-
-// Export is one acknowledged export.
-type Export struct {
-	At      time.Time `json:"at"`
-	Replica string    `json:"replica,omitempty"`
-	// Deltas are the values the export carried, with delta temporality.
-	Deltas []Values `json:"deltas,omitempty"`
-}
-
 // counts accumulates values per kind.
-type counts map[string]*Values
+type counts map[string]*agentmanifest.Values
 
 func newCounts() counts { return counts{} }
 
-func (c counts) get(kind string) *Values {
+func (c counts) get(kind string) *agentmanifest.Values {
 	v := c[kind]
 	if v == nil {
-		v = &Values{Kind: kind, Buckets: make([]uint64, len(bounds)+1)}
+		v = &agentmanifest.Values{Kind: kind, Buckets: make([]uint64, len(bounds)+1)}
 		c[kind] = v
 	}
 	return v
@@ -77,12 +38,12 @@ func (c counts) observe(kind string, v float64) {
 	h.Buckets[i]++
 }
 
-func (c counts) sorted() []Values {
-	out := make([]Values, 0, len(c))
+func (c counts) sorted() []agentmanifest.Values {
+	out := make([]agentmanifest.Values, 0, len(c))
 	for _, v := range c {
 		out = append(out, *v)
 	}
-	slices.SortFunc(out, func(a, b Values) int {
+	slices.SortFunc(out, func(a, b agentmanifest.Values) int {
 		if a.Kind < b.Kind {
 			return -1
 		}
@@ -101,7 +62,7 @@ type recorder struct {
 
 	mu      sync.Mutex
 	acked   counts
-	exports []Export
+	exports []agentmanifest.Export
 	failed  int
 }
 
@@ -135,7 +96,7 @@ func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 			}
 		}
 	}
-	e := Export{At: at, Replica: r.replica()}
+	e := agentmanifest.Export{At: at, Replica: r.replica()}
 	for _, v := range carried.sorted() {
 		if r.delta {
 			e.Deltas = append(e.Deltas, v)
@@ -159,22 +120,9 @@ func kindOf(attrs attribute.Set) string {
 	return v.AsString()
 }
 
-func (r *recorder) manifest(instanceID string, counted counts) AgentManifest {
+func (r *recorder) manifest(instanceID string, counted counts) agentmanifest.OTLPAgent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return AgentManifest{InstanceID: instanceID, Counted: counted.sorted(), Acked: r.acked.sorted(),
+	return agentmanifest.OTLPAgent{InstanceID: instanceID, Counted: counted.sorted(), Acked: r.acked.sorted(),
 		Exports: r.exports, FailedExports: r.failed}
-}
-
-func writeManifest(path string, m Manifest) error {
-	b, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	if path == "-" {
-		_, err = os.Stdout.Write(b)
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
 }

@@ -13,7 +13,6 @@ package e2e
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -30,6 +29,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsgate/statsgate/internal/agentmanifest"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 	"github.com/statsgate/statsgate/test/internal/promtest"
@@ -96,22 +96,7 @@ func requireTools(t *testing.T) tools {
 }
 
 // manifest is what cmd/grpcagent writes about the calls it made.
-type manifest struct {
-	Service     string  `json:"service"`
-	SlowMethod  string  `json:"slow_method"`
-	SlowSeconds float64 `json:"slow_seconds"`
-	Agents      []struct {
-		InstanceID string `json:"service_instance_id"`
-		Rounds     int    `json:"rounds"`
-		Calls      []struct {
-			Method        string  `json:"method"`
-			Status        string  `json:"status"`
-			Server        int     `json:"server"`
-			Client        int     `json:"client"`
-			ClientSeconds float64 `json:"client_seconds"`
-		} `json:"calls"`
-	} `json:"agents"`
-}
+type manifest agentmanifest.GRPC
 
 // callTotals sums the manifest over agents by method and status.
 type callTotals struct {
@@ -211,9 +196,7 @@ scrape_configs:
 	prom.WaitScrapedAfter(t, "statsgate", time.Now(), 30*time.Second)
 
 	var m manifest
-	b, err := os.ReadFile(manifestFile)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &m))
+	require.NoError(t, agentmanifest.Read(manifestFile, &m))
 	requireManifestMatchesMix(t, m, prefix)
 	sel := fmt.Sprintf(`job=%q, instance=~%q, rpc_system_name="grpc"`, m.Service, prefix+"-.*")
 
