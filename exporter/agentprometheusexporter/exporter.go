@@ -292,40 +292,36 @@ const drainPoll = 20 * time.Millisecond
 // scraper has taken the deltas accumulated since its last scrape: they exist
 // nowhere else, and a gateway that stops before that loses them. It runs
 // after the receivers stopped, so nothing new arrives meanwhile. A scrape
-// that begins after the last delta shows every run; runs it still held (see
-// store.Series.Held) show their values only in the scrape after it.
+// shows a new run of deltas only after two others (store.Series.Shown): the
+// drain first waits until every run shows its value, then for a scrape of
+// every scraper that began after the last delta and after that.
 func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
 	deltas := e.store.DeltasAt()
 	timeout := e.cfg.Scrape.DrainTimeout
 	now := e.clock.now().UnixNano()
-	released := e.scrapers.releasedBefore(now)
-	if timeout <= 0 || deltas == 0 || released >= deltas || e.scrapers.regularCount(now) == 0 {
+	if timeout <= 0 || deltas == 0 || e.scrapers.regularCount(now) == 0 {
 		return
 	}
 	began := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	e.set.Logger.Info("Waiting for scrapers to take the last deltas", zap.Duration("drain_timeout", timeout))
-	// Every encoding that began at or after the last delta shows it.
-	target := deltas
-	if e.store.RunAt() > released {
-		// Runs it still held show their values only in the encodings after it.
-		if !e.waitReleased(ctx, target) {
-			return
-		}
-		target = e.clock.now().UnixNano() + 1
+	runs := e.store.RunAt()
+	if !e.waitRelease(ctx, func(r store.Release) bool { return r.Value >= runs }) {
+		return
 	}
-	if e.waitReleased(ctx, target) {
+	after := max(deltas, e.clock.now().UnixNano()+1)
+	if e.waitRelease(ctx, func(r store.Release) bool { return r.Zero >= after }) {
 		e.set.Logger.Info("Scrapers took the last deltas", zap.Duration("waited", time.Since(began)))
 	}
 }
 
-// waitReleased waits until every regular scraper was served an encoding that
-// began at target or later, and reports whether that happened before ctx ended.
-func (e *agentPrometheusExporter) waitReleased(ctx context.Context, target int64) bool {
+// waitRelease waits until the scrapers' release satisfies done, and reports
+// whether that happened before ctx ended.
+func (e *agentPrometheusExporter) waitRelease(ctx context.Context, done func(store.Release) bool) bool {
 	t := time.NewTicker(drainPoll)
 	defer t.Stop()
-	for e.scrapers.releasedBefore(e.clock.now().UnixNano()) < target {
+	for !done(e.scrapers.release(e.clock.now().UnixNano())) {
 		select {
 		case <-ctx.Done():
 			e.set.Logger.Warn("Stopping before every scraper took the last deltas; their values since the last scrape are lost",

@@ -122,11 +122,13 @@ func (te *testExporter) scrape() map[string]*dto.MetricFamily {
 	return families
 }
 
-// takeZeros scrapes once, as Prometheus would: the first scrape after a run
-// of deltas begins shows the run's zero (store.Series.Held), the scrapes
-// after it the run's value. The scrape is parsed like any other.
+// takeZeros scrapes twice, as Prometheus would: a new run of deltas is left
+// out of the first scrape after it began and shown as its zero in the second
+// (store.Series.Shown); the scrapes after them show its value. The scrapes
+// are parsed like any other.
 func (te *testExporter) takeZeros() {
 	te.t.Helper()
+	te.scrape()
 	te.scrape()
 }
 

@@ -2,8 +2,11 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 
 import (
 	"math"
+	"sort"
 	"sync"
 	"time"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 const (
@@ -16,49 +19,71 @@ const (
 	// oneOffMemory is how long a scraper that came once is remembered,
 	// waiting for its second scrape.
 	oneOffMemory = 10 * time.Minute
+	// maxSteps bounds the history of the zero release; it needs to reach
+	// back one scrape interval of the slowest scraper only.
+	maxSteps = 1024
 )
 
-// scrapers remembers who scrapes the exporter (by address) and the encoding
-// each was last served, so that a run of deltas is exposed as its zero until
-// every scraper has seen that (store.Series.Held), and shutdown can wait
-// until every scraper has taken the last deltas.
+// scrapers remembers who scrapes the exporter (by address) and the latest
+// encoding each was served, so that every scraper is shown a new run of
+// deltas in steps (store.Series.Shown), and shutdown can wait until every
+// scraper has taken the last deltas.
+//
+// The zero release Z(t) is how far every scraper had been served at time t:
+// the earliest begin time of their latest encodings. A run that began by
+// Z(now) has been left out of a scrape of every scraper, and is shown as its
+// zero. It is shown with its value once every scraper has been served an
+// encoding that began after its zero was first shown — after the time Z
+// first reached the run's start — which is Z(now) > that time: the runs that
+// began by Z(Z(now)-1). The history of Z makes that lookup.
 //
 // A scraper counts once it has come twice, which shows its interval: a one-off
-// request (a person with curl) must not hold runs back. Before any scraper
-// counts, the latest scrape of anyone releases runs.
+// request (a person with curl) must not hold runs back. While no scraper
+// counts, the scrapes of anyone release runs.
 type scrapers struct {
 	mu     sync.Mutex
 	byHost map[string]*scraper
-	// latest is when the newest encoding served to anyone began.
-	latest int64
+	// anyone is when the latest encoding served to anyone began.
+	anyone int64
+	// steps is the history of Z, oldest first.
+	steps []step
 }
 
+// step says that from store clock t on, Z was z.
+type step struct{ t, z int64 }
+
 type scraper struct {
-	served   int64 // when the latest encoding it was served began (store clock)
+	latest   int64 // when the latest encoding it was served began (store clock)
 	arrived  int64 // when its latest scrape arrived
 	interval int64 // the time between its last two scrapes, 0 after one
 }
 
-func newScrapers() *scrapers { return &scrapers{byHost: map[string]*scraper{}, latest: math.MinInt64} }
+func newScrapers() *scrapers {
+	return &scrapers{byHost: map[string]*scraper{}, anyone: math.MinInt64}
+}
 
-// served records that host's scrape, which arrived at arrived, was served
-// whole from an encoding that began at began.
-func (sc *scrapers) served(host string, arrived, began int64) {
+// served records, at now, that host's scrape, which arrived at arrived, was
+// served whole from an encoding that began at began.
+func (sc *scrapers) served(host string, arrived, began, now int64) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	sc.latest = max(sc.latest, began)
+	sc.anyone = max(sc.anyone, began)
 	s := sc.byHost[host]
-	if s == nil {
+	switch {
+	case s == nil:
 		if len(sc.byHost) >= maxScrapers {
 			sc.forgetOldest()
 		}
-		sc.byHost[host] = &scraper{served: began, arrived: arrived}
-		return
+		sc.byHost[host] = &scraper{latest: began, arrived: arrived}
+	default:
+		if arrived > s.arrived {
+			s.interval, s.arrived = arrived-s.arrived, arrived
+		}
+		s.latest = max(s.latest, began)
 	}
-	if arrived > s.arrived {
-		s.interval, s.arrived = arrived-s.arrived, arrived
-	}
-	s.served = max(s.served, began)
+	// The change takes effect after the encoding began, on stamps that may
+	// run ahead of a coarse clock.
+	sc.zero(max(now, began))
 }
 
 func (sc *scrapers) forgetOldest() {
@@ -77,25 +102,54 @@ func (s *scraper) regular(now int64) bool {
 	return s.interval > 0 && now-s.arrived <= max(scraperMisses*s.interval, int64(scraperMinAbsence))
 }
 
-// releasedBefore is the store clock up to which every regular scraper has
-// been served: runs of deltas that began no later are seen by all of them.
-// It is math.MinInt64 before the first scrape.
-func (sc *scrapers) releasedBefore(now int64) int64 {
-	sc.mu.Lock()
-	defer sc.mu.Unlock()
-	released, any := int64(math.MaxInt64), false
+// zero returns Z(now), forgetting the scrapers that have gone, and records
+// it in the history when it changed. Call with sc.mu held.
+func (sc *scrapers) zero(now int64) int64 {
+	z, any := int64(math.MaxInt64), false
 	for h, s := range sc.byHost {
 		switch {
 		case s.regular(now):
-			released, any = min(released, s.served), true
+			z, any = min(z, s.latest), true
 		case s.interval > 0, now-s.arrived > int64(oneOffMemory):
 			delete(sc.byHost, h) // it came regularly and stopped, or came once long ago
 		}
 	}
 	if !any {
-		return sc.latest
+		z = sc.anyone
 	}
-	return released
+	if n := len(sc.steps); n == 0 || sc.steps[n-1].z != z {
+		if n == maxSteps {
+			sc.steps = append(sc.steps[:0], sc.steps[1:]...)
+		}
+		sc.steps = append(sc.steps, step{t: now, z: z})
+	}
+	return z
+}
+
+// zeroAt is Z(t) from the history: math.MinInt64 before it begins.
+func (sc *scrapers) zeroAt(t int64) int64 {
+	i := sort.Search(len(sc.steps), func(i int) bool { return sc.steps[i].t > t })
+	if i == 0 {
+		return math.MinInt64
+	}
+	return sc.steps[i-1].z
+}
+
+// release says how scrapes show the runs of deltas now: as their zero those
+// that began by Z(now), with their value those that began by Z(Z(now)-1).
+func (sc *scrapers) release(now int64) store.Release {
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	z := sc.zero(now)
+	// Encodings that began at z may have begun just before Z rose at z:
+	// only a later one is sure to have shown what Z released then.
+	r := store.Release{Zero: z, Value: sc.zeroAt(z - 1)}
+	// Steps before the one r.Value was read from are not needed any more:
+	// Z rises, and so do the times later lookups ask about.
+	if i := sort.Search(len(sc.steps), func(i int) bool { return sc.steps[i].t > z-1 }); i > 1 {
+		sc.steps = append(sc.steps[:0], sc.steps[i-1:]...)
+	}
+	return r
 }
 
 // regularCount is the number of regular scrapers now.

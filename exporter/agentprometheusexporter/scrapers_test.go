@@ -13,44 +13,54 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-func TestScrapersReleaseRunsSeenByEveryRegularScraper(t *testing.T) {
+func TestScrapersReleaseRunsStepByStep(t *testing.T) {
 	sec := func(n int) int64 { return int64(n) * int64(time.Second) }
+	rel := func(zero, value int64) store.Release { return store.Release{Zero: zero, Value: value} }
+	min := int64(math.MinInt64)
 	sc := newScrapers()
-	assert.Equal(t, int64(math.MinInt64), sc.releasedBefore(0), "before any scrape every run is held")
+	// served: a scrape that arrived at second n, read an encoding begun then, and ended 100 ms later.
+	served := func(host string, n int) { sc.served(host, sec(n), sec(n), sec(n)+sec(1)/10) }
+	assert.Equal(t, rel(min, min), sc.release(0), "before any scrape no run is shown")
 
-	sc.served("a", sec(0), sec(0))
-	assert.Equal(t, sec(0), sc.releasedBefore(sec(1)), "the first scrape of anyone releases what it saw")
+	served("a", 0)
+	assert.Equal(t, rel(sec(0), min), sc.release(sec(1)), "the first scrape of anyone: the runs it left out are shown as zero")
+	served("b", 5)
+	served("a", 10)
+	assert.Equal(t, rel(sec(10), sec(5)), sc.release(sec(11)), "the runs the scrape at 10 showed as zero, with their values")
 
-	// a and b come every 10 s; b was last served the encoding of second 15.
-	sc.served("a", sec(10), sec(10))
-	sc.served("b", sec(5), sec(5))
-	sc.served("b", sec(15), sec(15))
-	sc.served("a", sec(20), sec(20))
-	assert.Equal(t, sec(15), sc.releasedBefore(sec(21)), "held until the scraper served longest ago has come")
+	served("b", 15)
+	served("a", 20)
 	assert.Equal(t, 2, sc.regularCount(sec(21)))
+	// Z reached 10 at 10.1 s, when a was served again; both were served
+	// after that (b at 15, a at 20): the runs that began by 10 show values.
+	assert.Equal(t, rel(sec(15), sec(10)), sc.release(sec(21)))
+	served("b", 25)
+	served("a", 30)
+	assert.Equal(t, rel(sec(25), sec(15)), sc.release(sec(31)))
 
-	sc.served("curl", sec(21), sec(21))
-	assert.Equal(t, sec(15), sc.releasedBefore(sec(22)), "a one-off scrape neither holds nor releases")
+	sc.served("curl", sec(31), sec(31), sec(31))
+	assert.Equal(t, rel(sec(25), sec(15)), sc.release(sec(32)), "a one-off scrape neither holds nor releases")
 
 	// b stops coming: after 3 of its intervals (at least 30 s) it is gone.
-	for s := 30; s <= 50; s += 10 {
-		sc.served("a", sec(s), sec(s))
-	}
-	assert.Equal(t, sec(15), sc.releasedBefore(sec(45)), "b may still come")
-	assert.Equal(t, sec(50), sc.releasedBefore(sec(50)), "b missed its scrapes: only a holds")
-	assert.Equal(t, 1, sc.regularCount(sec(50)))
-
-	// Everyone stops: the latest scrape of anyone releases.
-	assert.Equal(t, sec(50), sc.releasedBefore(sec(500)))
-	assert.Zero(t, sc.regularCount(sec(500)))
+	served("a", 40)
+	served("a", 50)
+	assert.Equal(t, sec(25), sc.release(sec(54)).Zero, "b may still come")
+	served("a", 60)
+	// Z jumps to 60 now; runs it releases as zero show values after a's next scrape.
+	assert.Equal(t, rel(sec(60), sec(25)), sc.release(sec(61)), "b missed its scrapes: only a holds")
+	served("a", 70)
+	assert.Equal(t, rel(sec(70), sec(60)), sc.release(sec(71)))
+	assert.Equal(t, 1, sc.regularCount(sec(71)))
 }
 
 func TestScrapersRememberABoundedNumber(t *testing.T) {
 	sc := newScrapers()
 	for i := range 3 * maxScrapers {
-		sc.served(fmt.Sprintf("10.0.0.%d", i), int64(i), int64(i))
+		sc.served(fmt.Sprintf("10.0.0.%d", i), int64(i), int64(i), int64(i))
 	}
 	assert.Len(t, sc.byHost, maxScrapers)
 }
@@ -76,7 +86,7 @@ func (te *testExporter) scrapeFrom(ip string) map[string]float64 {
 			out[name] += m.GetCounter().GetValue() + m.GetGauge().GetValue()
 		}
 	}
-	return out
+	return out // a family without series is not in it
 }
 
 func deltaBatch(start, end time.Duration, v int64) pmetric.Metrics {
@@ -88,7 +98,7 @@ func deltaBatch(start, end time.Duration, v int64) pmetric.Metrics {
 	return md
 }
 
-func TestANewRunIsShownAsZeroUntilEveryScraperHasSeenIt(t *testing.T) {
+func TestEveryScraperSeesANewRunLeftOutThenZeroThenItsValue(t *testing.T) {
 	te := startExporter(t, nil)
 	a, b := "127.0.0.1", "127.0.0.2"
 	// Two Prometheus servers scrape every 10 s.
@@ -99,22 +109,37 @@ func TestANewRunIsShownAsZeroUntilEveryScraperHasSeenIt(t *testing.T) {
 	}
 	te.clock.advance(time.Second)
 	te.consume(deltaBatch(0, time.Minute, 5))
-	te.clock.advance(time.Second)
-	assert.Zero(t, te.scrapeFrom(a)["jobs_done_total"], "a sees the run's zero")
-	te.clock.advance(time.Second)
-	assert.Zero(t, te.scrapeFrom(a)["jobs_done_total"], "b has not seen it yet: still the zero")
-	assert.Zero(t, te.scrapeFrom(b)["jobs_done_total"], "b sees the zero")
-	te.clock.advance(time.Second)
-	assert.Equal(t, 5.0, te.scrapeFrom(a)["jobs_done_total"], "both have seen the zero: the value")
-	assert.Equal(t, 5.0, te.scrapeFrom(b)["jobs_done_total"])
+	type step struct {
+		from string
+		want float64
+		left bool // the series is not in the scrape
+		why  string
+	}
+	for i, s := range []step{
+		{a, 0, true, "a: the run is left out: another gateway's last value may not be scraped yet"},
+		{a, 0, true, "b has not been left it out yet"},
+		{b, 0, true, "b: left out"},
+		{b, 0, false, "b: the zero"},
+		{a, 0, false, "a: the zero"},
+		{a, 5, false, "both saw the zero: the value"},
+		{b, 5, false, "b: the value"},
+	} {
+		te.clock.advance(time.Second)
+		got, ok := te.scrapeFrom(s.from)["jobs_done_total"]
+		assert.Equal(t, s.left, !ok, "step %d: %s", i, s.why)
+		assert.Equal(t, s.want, got, "step %d: %s", i, s.why)
+	}
 
-	// A continued run is not held; a new one is.
+	// A continued run is shown at once; a new one in steps again.
 	te.clock.advance(time.Second)
 	te.consume(deltaBatch(time.Minute, 2*time.Minute, 3))
-	assert.Equal(t, 8.0, te.scrapeFrom(b)["jobs_done_total"])
+	got, ok := te.scrapeFrom(b)["jobs_done_total"]
+	assert.True(t, ok)
+	assert.Equal(t, 8.0, got)
 	te.clock.advance(time.Second)
 	te.consume(deltaBatch(5*time.Minute, 6*time.Minute, 9))
-	assert.Zero(t, te.scrapeFrom(b)["jobs_done_total"])
+	_, ok = te.scrapeFrom(b)["jobs_done_total"]
+	assert.False(t, ok, "a run after a gap is new again")
 }
 
 func TestShutdownWaitsForScrapersToTakeTheLastDeltas(t *testing.T) {
@@ -160,12 +185,14 @@ func TestShutdownWaitsForScrapersToTakeTheLastDeltas(t *testing.T) {
 				t.Fatal("shutdown did not wait for the scraper")
 			case <-time.After(100 * time.Millisecond):
 			}
-			te.clock.advance(10 * time.Second)
-			assert.Zero(t, te.scrapeFrom("127.0.0.1")["jobs_done_total"], "the new run's zero")
-			select {
-			case <-done:
-				t.Fatal("shutdown did not wait for the scrape that shows the run's value")
-			case <-time.After(100 * time.Millisecond):
+			for _, step := range []string{"the new run left out", "the new run's zero"} {
+				te.clock.advance(10 * time.Second)
+				assert.Zero(t, te.scrapeFrom("127.0.0.1")["jobs_done_total"], step)
+				select {
+				case <-done:
+					t.Fatalf("shutdown did not wait for the scrape that shows the run's value (after %s)", step)
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
 			te.clock.advance(10 * time.Second)
 			assert.Equal(t, 5.0, te.scrapeFrom("127.0.0.1")["jobs_done_total"], "the last deltas")

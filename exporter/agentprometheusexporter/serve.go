@@ -109,7 +109,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	stopCut()
 
 	if err == nil {
-		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began)
+		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began, e.clock.now().UnixNano())
 	}
 	outcome := outcomeServed
 	switch {
@@ -149,9 +149,9 @@ func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutco
 // 0.0.4 with legacy names takes the direct writer; every other format goes
 // through expfmt.
 func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
-	write := func(w io.Writer) error {
+	write := func(w io.Writer, began int64) error {
 		opts := e.expo
-		opts.ReleasedBefore = e.scrapers.releasedBefore(e.clock.now().UnixNano())
+		opts.Release = e.scrapers.release(began)
 		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
 			return exposition.WriteText(w, e.store, opts)
 		}
@@ -160,10 +160,10 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.
 	if !gz {
 		return write
 	}
-	return func(w io.Writer) error {
+	return func(w io.Writer, began int64) error {
 		zw := gzipPool.Get().(*gzip.Writer)
 		zw.Reset(w)
-		err := write(zw)
+		err := write(zw, began)
 		if cerr := zw.Close(); err == nil {
 			err = cerr
 		}

@@ -152,3 +152,9 @@ func GoBuild(t testing.TB, moduleRoot, pkg, dir string) string {
 	require.NoError(t, err, "go build %s:\n%s", pkg, b)
 	return out
 }
+
+// Run runs a command to its end and returns its combined output.
+func Run(bin string, args ...string) (string, error) {
+	out, err := exec.Command(bin, args...).CombinedOutput()
+	return string(out), err
+}

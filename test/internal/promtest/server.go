@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsgate/statsgate/test/internal/proctest"
@@ -108,4 +110,24 @@ func (s *Server) WaitScrapedAfter(t testing.TB, job string, since time.Time, tim
 		}
 		return nil
 	})
+}
+
+// SelfMetric sums the values of one of the server's own metrics (a counter
+// or gauge on its /metrics), e.g. prometheus_target_scrapes_sample_out_of_order_total.
+func (s *Server) SelfMetric(name string) (float64, error) {
+	resp, err := s.Client.Get("http://" + s.Addr + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	var sum float64
+	for _, m := range fams[name].GetMetric() {
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue() + m.GetUntyped().GetValue()
+	}
+	return sum, nil
 }

@@ -66,8 +66,12 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 		mf.Type = dto.MetricType_GAUGE.Enum()
 	}
 	f.Range(func(s *store.Series) {
+		shown := s.Shown(opts.Release)
+		if shown == store.ShowNothing {
+			return
+		}
 		m := &dto.Metric{Label: labels(s.Labels)}
-		if s.Held(opts.ReleasedBefore) {
+		if shown == store.ShowZero {
 			if opts.SendTimestamps {
 				m.TimestampMs = ptr(s.HeldTimestamp() / 1e6)
 			}

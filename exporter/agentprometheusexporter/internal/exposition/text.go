@@ -20,10 +20,8 @@ import (
 type Options struct {
 	SendTimestamps bool
 	TargetInfoName string
-	// ReleasedBefore is the store clock up to which runs of deltas have been
-	// seen by every scraper; later runs are written as their zero (see
-	// store.Series.Held).
-	ReleasedBefore int64
+	// Release says how new runs of deltas are written (store.Series.Shown).
+	Release store.Release
 }
 
 // flushAt is how full the buffer gets before it is written out: large
@@ -109,7 +107,7 @@ func (t *textWriter) family(f *store.Family) {
 	}
 	t.header(f.Name, f.Help, f.Kind)
 	t.bucket, t.sum, t.count = f.Name+"_bucket", f.Name+"_sum", f.Name+"_count"
-	f.Snapshots(&t.scratch, t.opts.ReleasedBefore, func(snaps []store.Snapshot) {
+	f.Snapshots(&t.scratch, t.opts.Release, func(snaps []store.Snapshot) {
 		if t.err != nil {
 			return // nobody reads on: skip formatting the rest
 		}

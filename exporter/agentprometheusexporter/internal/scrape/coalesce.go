@@ -26,7 +26,9 @@ type Key struct {
 }
 
 // Encode writes one complete exposition to w and stops at w's first error.
-type Encode func(w io.Writer) error
+// began is the encoding's stamp, which every scrape that reads it gets in
+// Result.Began.
+type Encode func(w io.Writer, began int64) error
 
 var (
 	// ErrTooSlow cuts off a scraper that held the shared encoding for longer
@@ -60,6 +62,9 @@ type Result struct {
 type Coalescer struct {
 	stall time.Duration
 	now   func() int64
+	// began is the stamp of the latest encoding: stamps only rise, so that
+	// two encodings never share one, even on a coarse clock.
+	began atomic.Int64
 
 	mu      sync.Mutex
 	running map[Key]*round // encoding now
@@ -201,8 +206,8 @@ func (c *Coalescer) withdraw(r *round, m *member) bool {
 func (c *Coalescer) run(r *round) {
 	for r != nil {
 		f := fanout{members: r.members, stall: c.stall}
-		r.began = c.now()
-		err := r.encode(&f)
+		r.began = c.stamp()
+		err := r.encode(&f, r.began)
 		if err == nil {
 			err = f.flush()
 		}
@@ -223,6 +228,18 @@ func (c *Coalescer) run(r *round) {
 		}
 		c.mu.Unlock()
 		r = next
+	}
+}
+
+// stamp returns the clock reading for an encoding that begins now, above
+// every earlier stamp.
+func (c *Coalescer) stamp() int64 {
+	for {
+		last, now := c.began.Load(), c.now()
+		next := max(now, last+1)
+		if c.began.CompareAndSwap(last, next) {
+			return next
+		}
 	}
 }
 

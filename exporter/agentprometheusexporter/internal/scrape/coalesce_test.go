@@ -23,7 +23,7 @@ type gatedEncoding struct {
 	calls atomic.Int32
 }
 
-func (g *gatedEncoding) encode(w io.Writer) error {
+func (g *gatedEncoding) encode(w io.Writer, _ int64) error {
 	n := g.calls.Add(1)
 	<-g.gate
 	_, err := w.Write(body(g.size, byte(n)))
@@ -164,7 +164,7 @@ func TestAScrapeThatGivesUpWhileWaitingLeavesTheRound(t *testing.T) {
 func TestAnEncodingNobodyReadsStops(t *testing.T) {
 	c := New(time.Second, wallNow)
 	stopped := make(chan error, 1)
-	endless := func(w io.Writer) error {
+	endless := func(w io.Writer, _ int64) error {
 		b := make([]byte, 64<<10)
 		for {
 			if _, err := w.Write(b); err != nil {
@@ -190,7 +190,7 @@ func TestAnEncodingErrorReachesEveryScraper(t *testing.T) {
 	boom := errors.New("boom")
 	gate := make(chan struct{})
 	var once sync.Once
-	enc := func(w io.Writer) error {
+	enc := func(w io.Writer, _ int64) error {
 		once.Do(func() { <-gate })
 		_, _ = w.Write([]byte("partial"))
 		return boom

@@ -17,9 +17,8 @@ type Series struct {
 	Start     int64 // point start time (the created timestamp), 0 when unknown
 
 	// RunStarted is the store clock at which this gateway began the series'
-	// current run of accumulated deltas; 0 when it holds no deltas. Until
-	// every scraper has been served after that, scrapes expose the run as
-	// zero (see Held).
+	// current run of accumulated deltas; 0 when it holds no deltas. Scrapes
+	// show a new run only in steps (see Shown).
 	RunStarted int64
 
 	Value float64 // gauge or counter value; the sum of a histogram or summary
@@ -73,26 +72,48 @@ type Exemplar struct {
 	Timestamp int64
 }
 
-// heldOffset places the zero of a held run just after the run's start: the
+// heldOffset places the zero of a new run just after the run's start: the
 // previous run of the series, perhaps on another gateway, ended with a sample
 // at exactly that instant (a delta starts where the one before it ended).
 const heldOffset = int64(1e6) // 1 ms, the resolution of exposition timestamps
 
-// Held reports whether a scrape must expose s as a zero at HeldTimestamp
-// instead of its value: s is a run of deltas this gateway began after the
-// scrapes up to releasedBefore (store clock) were served.
+// Release says how far every scraper has seen the runs of deltas that began
+// on this gateway, in store clock: a run that began by Value is shown with
+// its value, one that began by Zero as its zero, a later one not at all.
+type Release struct{ Zero, Value int64 }
+
+// Shown is how a scrape shows a series.
+type Shown uint8
+
+const (
+	ShowValue Shown = iota
+	ShowZero
+	ShowNothing
+)
+
+// Shown tells how a scrape under release r shows s.
 //
-// A run that begins here continues the series' total elsewhere, or starts it
-// again after a gap, from zero. Prometheus notices a new run only when its
-// value is below the last one it stored; the first delta of a run can be as
-// large as a whole previous run (an agent that moved twice in a row), and
-// that run would be lost from increase(). Showing each scraper the zero
-// first makes every new run a reset Prometheus sees.
-func (s *Series) Held(releasedBefore int64) bool {
-	return s.RunStarted != 0 && s.RunStarted > releasedBefore
+// A run of deltas that begins here continues the series' total from another
+// gateway, or starts it again after a gap, from zero. Prometheus notices a
+// new run only when its value is below the last one it stored, and the first
+// delta of a run can be as large as a whole previous run (an agent that moved
+// twice in a row): that run would vanish from increase(). So every scraper
+// is shown the run's zero first, then its value. Before the zero, every
+// scraper gets one scrape without the series: the previous run's last value,
+// on the gateway the agent left, has the older timestamp, and Prometheus
+// refuses it once it has stored anything newer, such as the zero.
+func (s *Series) Shown(r Release) Shown {
+	switch {
+	case s.RunStarted == 0 || s.RunStarted <= r.Value:
+		return ShowValue
+	case s.RunStarted <= r.Zero:
+		return ShowZero
+	default:
+		return ShowNothing
+	}
 }
 
-// HeldTimestamp is the timestamp of a held run's zero, in unix nanoseconds.
+// HeldTimestamp is the timestamp of a new run's zero, in unix nanoseconds.
 func (s *Series) HeldTimestamp() int64 { return s.Start + heldOffset }
 
 // CanHold reports whether a run of deltas from start to ts leaves room for

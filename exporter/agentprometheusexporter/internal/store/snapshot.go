@@ -21,16 +21,20 @@ type SnapshotScratch struct {
 }
 
 // Snapshots calls fn with copies of the family's series, a chunk at a time;
-// the slice and its contents are valid only during the call. A run held for
-// scrapes up to releasedBefore (see Series.Held) is copied as its zero.
-func (f *Family) Snapshots(sc *SnapshotScratch, releasedBefore int64, fn func([]Snapshot)) {
+// the slice and its contents are valid only during the call. A new run of
+// deltas is copied as r says (see Series.Shown): as its zero, or not at all.
+func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) {
 	for start := 0; ; start += chunk {
 		f.mu.RLock()
 		end := min(start+chunk, len(f.series))
 		sc.snaps, sc.counts, sc.quantiles = sc.snaps[:0], sc.counts[:0], sc.quantiles[:0]
 		for _, s := range f.series[start:max(start, end)] {
+			shown := s.Shown(r)
+			if shown == ShowNothing {
+				continue
+			}
 			snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Value: s.Value, Count: s.Count}
-			held := s.Held(releasedBefore)
+			held := shown == ShowZero
 			if held {
 				snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
 			}

@@ -1,0 +1,106 @@
+package fleet
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/test/internal/proctest"
+)
+
+// replicaHeader names, in OTLP/HTTP answers, the replica that served them:
+// the HTTP agents keep it per export.
+const replicaHeader = "X-Statsgate-Replica"
+
+// loadBalancer is haproxy in front of the replicas, as the fleet's users run it.
+type loadBalancer struct {
+	// grpc balances OTLP/gRPC connections (TCP mode); an agent stays on its
+	// replica until the connection ends (max_connection_age, a restart).
+	grpc string
+	// http balances every OTLP/HTTP request on its own (HTTP mode): each
+	// export may land on another replica.
+	http string
+	// httpAffine balances OTLP/HTTP requests by client address, so that an
+	// agent's requests go to one replica while it is up: what deltas need.
+	httpAffine string
+}
+
+// haproxyConfig is the load balancer of the fleet. Health checks ask each
+// replica's health_check extension every 500 ms; a request to a replica that
+// refuses it (stopped, killed) is tried again on another (redispatch).
+func haproxyConfig(lb loadBalancer, replicas []*replica) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `global
+  maxconn 4096
+defaults
+  timeout connect 1s
+  timeout client 1m
+  timeout server 1m
+  timeout http-request 10s
+  timeout http-keep-alive 2s
+  retries 3
+  option redispatch
+frontend otlp_grpc
+  mode tcp
+  bind %s
+  default_backend otlp_grpc
+frontend otlp_http
+  mode http
+  bind %s
+  default_backend otlp_http
+frontend otlp_http_affine
+  mode http
+  bind %s
+  default_backend otlp_http_affine
+`, lb.grpc, lb.http, lb.httpAffine)
+	backend := func(name, mode, balance string, addr func(*replica) string) {
+		fmt.Fprintf(&b, "backend %s\n  mode %s\n  balance %s\n  option httpchk GET /\n  http-check expect status 200\n", name, mode, balance)
+		if mode == "http" {
+			fmt.Fprintf(&b, "  http-response set-header %s %%[srv_name]\n", replicaHeader)
+		}
+		for _, r := range replicas {
+			fmt.Fprintf(&b, "  server %s %s check port %s inter 500ms fall 1 rise 1\n", r.name, addr(r), r.health[strings.LastIndexByte(r.health, ':')+1:])
+		}
+	}
+	backend("otlp_grpc", "tcp", "roundrobin", func(r *replica) string { return r.otlpGRPC })
+	backend("otlp_http", "http", "roundrobin", func(r *replica) string { return r.otlpHTTP })
+	backend("otlp_http_affine", "http", "source\n  hash-type consistent", func(r *replica) string { return r.otlpHTTP })
+	return b.String()
+}
+
+// startHAProxy runs haproxy in the foreground in front of the replicas.
+func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalancer {
+	t.Helper()
+	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpAffine: gatewaytest.FreeAddr(t)}
+	cfg := filepath.Join(dir, "haproxy.cfg")
+	require.NoError(t, os.WriteFile(cfg, []byte(haproxyConfig(lb, replicas)), 0o600))
+	out, err := proctest.Run(bin, "-c", "-f", cfg)
+	require.NoError(t, err, "haproxy -c:\n%s", out)
+	p := proctest.Start(t, dir, "haproxy", nil, bin, "-db", "-f", cfg)
+	proctest.Poll(t, 10*time.Second, "haproxy listening", func() error {
+		if err := p.Running(); err != nil {
+			return err
+		}
+		return dialable(lb.grpc, lb.http, lb.httpAffine)
+	})
+	return lb
+}
+
+// dialable reports an error unless every address accepts a connection.
+func dialable(addrs ...string) error {
+	for _, a := range addrs {
+		c, err := net.DialTimeout("tcp", a, time.Second)
+		if err != nil {
+			return err
+		}
+		c.Close()
+	}
+	return nil
+}
