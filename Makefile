@@ -24,7 +24,7 @@ CONFIG ?= testdata/gateway.yaml
 
 # Everything the distro is built from: a change to any of it rebuilds.
 DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
-	$(shell find processor exporter -type f \( -name '*.go' -o -name '*.yaml' \) -not -name '*_test.go' 2>/dev/null)
+	$(shell find processor exporter internal -type f \( -name '*.go' -o -name '*.yaml' \) -not -name '*_test.go' 2>/dev/null)
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 

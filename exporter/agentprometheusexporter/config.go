@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/strictconfig"
+	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
 // defaultEndpoint is the port that OpenTelemetry Prometheus exporters
@@ -115,8 +115,9 @@ var (
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
-// Unmarshal decodes the configuration and rejects unknown keys, which confmap
-// does not do by itself for a struct with a squashed confighttp.ServerConfig.
+// Unmarshal decodes the configuration and rejects unknown keys at any depth,
+// which confmap does not do by itself for a struct with a squashed
+// confighttp.ServerConfig (see internal/strictconfig).
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
 	if err := strictconfig.CheckKeys(conf, cfg); err != nil {
 		return err

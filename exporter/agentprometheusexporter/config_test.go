@@ -70,6 +70,50 @@ func TestLoadConfig(t *testing.T) {
 		_, err := loadConfig(t, "nested_misspelt")
 		require.ErrorContains(t, err, "enabeld")
 	})
+	t.Run("every server setting decodes at the top level", func(t *testing.T) {
+		cfg, err := loadConfig(t, "server_all")
+		require.NoError(t, err)
+		s := cfg.Server
+		assert.Equal(t, 3*time.Second, s.NetAddr.DialerConfig.Timeout)
+		require.True(t, s.TLS.HasValue())
+		assert.Equal(t, "server.crt", s.TLS.Get().CertFile)
+		assert.Equal(t, "ca.crt", s.TLS.Get().ClientCAFile)
+		require.True(t, s.Auth.HasValue())
+		assert.Equal(t, "bearertokenauth", s.Auth.Get().Config.AuthenticatorID.String())
+		assert.Equal(t, []string{"token"}, s.Auth.Get().RequestParameters)
+		require.True(t, s.CORS.HasValue())
+		assert.Equal(t, []string{"https://example.com"}, s.CORS.Get().AllowedOrigins)
+		assert.Equal(t, int64(1024), s.MaxRequestBodySize)
+		assert.True(t, s.IncludeMetadata)
+		assert.Equal(t, []string{"gzip"}, s.CompressionAlgorithms)
+		assert.Equal(t, 7*time.Second, s.WriteTimeout)
+		require.Len(t, s.Middlewares, 1)
+		assert.Equal(t, "headers_setter", s.Middlewares[0].ID.String())
+	})
+}
+
+// confmap stops checking unknown keys below a struct with a squashed
+// confighttp.ServerConfig, and the server's own Unmarshal decodes with
+// IgnoreUnused: a misspelt key must be named at every depth all the same.
+func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
+	tests := []struct{ name, key string }{
+		{"misspelt", "endpiont"},
+		{"nested_misspelt", "resource_to_telemetry_conversion::enabeld"},
+		{"misspelt_scrape", "scrape::timeuot"},
+		{"misspelt_tls", "tls::cert_fiel"},
+		{"misspelt_tls_enabled", "tls::enabeld"},
+		{"misspelt_auth", "auth::authenticatr"},
+		{"misspelt_cors", "cors::allowed_origns"},
+		{"misspelt_dialer", "dialer::timout"},
+		{"misspelt_middleware", "middlewares[0]::idd"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			_, err := loadConfig(t, tt.name)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "has invalid keys: "+tt.key)
+		})
+	}
 }
 
 func TestValidateNamesTheOption(t *testing.T) {

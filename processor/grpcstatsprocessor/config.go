@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/statsgate/statsgate/internal/strictconfig"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 )
 
@@ -68,8 +69,12 @@ var (
 	_ confmap.Unmarshaler = (*Config)(nil)
 )
 
-// Unmarshal decodes the configuration and notes an explicit `sinks: []`.
+// Unmarshal decodes the configuration, rejecting unknown keys at any depth
+// with their paths, and notes an explicit `sinks: []`.
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := strictconfig.CheckKeys(conf, cfg); err != nil {
+		return err
+	}
 	if err := conf.Unmarshal(cfg); err != nil {
 		return err
 	}

@@ -60,7 +60,11 @@ func TestLoadConfig(t *testing.T) {
 	})
 	t.Run("misspelt key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "misspelt")
-		require.ErrorContains(t, err, "traget")
+		require.ErrorContains(t, err, "has invalid keys: traget")
+	})
+	t.Run("misspelt nested key is rejected and named with its path", func(t *testing.T) {
+		_, err := loadConfig(t, "misspelt_methods")
+		require.ErrorContains(t, err, "has invalid keys: methods::max_per_servce")
 	})
 	t.Run("unknown target fails validation", func(t *testing.T) {
 		_, err := loadConfig(t, "bad_target")

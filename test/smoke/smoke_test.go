@@ -45,21 +45,40 @@ func TestValidateDefaultConfig(t *testing.T) {
 	require.NoError(t, err, "validate failed:\n%s", out)
 }
 
+// TestValidateNamesMisspeltKeys puts one misspelt key at each depth of both
+// components' configuration into the default config: validate must fail and
+// name the key with its path and the component.
 func TestValidateNamesMisspeltKeys(t *testing.T) {
 	gateway, err := os.ReadFile(gatewayConfig)
 	require.NoError(t, err)
-	tests := []struct{ name, from, to, key string }{
-		{"exporter", "    endpoint: ${env:STATSGATE_METRICS_ENDPOINT", "    endpiont: ${env:STATSGATE_METRICS_ENDPOINT", "endpiont"},
-		{"processor", "  grpcstats:\n", "  grpcstats:\n    traget: grpc\n", "traget"},
+	const (
+		exporterAt  = "    endpoint: ${env:STATSGATE_METRICS_ENDPOINT:-0.0.0.0:9464}\n"
+		processorAt = "  grpcstats:\n"
+	)
+	tests := []struct{ component, at, insert, key string }{
+		{"agentprometheus", exporterAt, "    endpiont: 0.0.0.0:9464\n", "endpiont"},
+		{"agentprometheus", exporterAt, "    namepsace: gw\n", "namepsace"},
+		{"agentprometheus", exporterAt, "    scrape:\n      timeuot: 5s\n", "scrape::timeuot"},
+		{"agentprometheus", exporterAt, "    resource_to_telemetry_conversion:\n      enabeld: true\n", "resource_to_telemetry_conversion::enabeld"},
+		{"agentprometheus", exporterAt, "    tls:\n      cert_fiel: server.crt\n", "tls::cert_fiel"},
+		{"agentprometheus", exporterAt, "    auth:\n      authenticatr: bearertokenauth\n", "auth::authenticatr"},
+		{"agentprometheus", exporterAt, "    cors:\n      allowed_origns: [https://example.com]\n", "cors::allowed_origns"},
+		{"agentprometheus", exporterAt, "    keepalive:\n      idle_timout: 1m\n", "keepalive::idle_timout"},
+		{"agentprometheus", exporterAt, "    dialer:\n      timout: 1s\n", "dialer::timout"},
+		{"agentprometheus", exporterAt, "    middlewares:\n      - idd: headers_setter\n", "middlewares[0]::idd"},
+		{"grpcstats", processorAt, "    traget: grpc\n", "traget"},
+		{"grpcstats", processorAt, "    methods:\n      max_per_servce: 10\n", "methods::max_per_servce"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			require.Contains(t, string(gateway), tt.from)
+		t.Run(tt.key, func(t *testing.T) {
+			require.Contains(t, string(gateway), tt.at)
 			cfg := filepath.Join(t.TempDir(), "gateway.yaml")
-			require.NoError(t, os.WriteFile(cfg, []byte(strings.Replace(string(gateway), tt.from, tt.to, 1)), 0o600))
+			misspelt := strings.Replace(string(gateway), tt.at, tt.at+tt.insert, 1)
+			require.NoError(t, os.WriteFile(cfg, []byte(misspelt), 0o600))
 			out, err := exec.Command(binary(t), "validate", "--config", cfg).CombinedOutput()
 			require.Error(t, err, "validate accepted a misspelt key:\n%s", out)
-			assert.Contains(t, string(out), "invalid keys: "+tt.key)
+			assert.Contains(t, string(out), `"`+tt.component+`"`)
+			assert.Contains(t, string(out), "has invalid keys: "+tt.key)
 		})
 	}
 }
