@@ -69,6 +69,9 @@ type agentPrometheusExporter struct {
 	scrapes  *scrape.Coalescer
 	scrapers *scrapers
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
+	// noDeadlines warns once when the server's middleware hides the
+	// connection's write deadline, without which no scrape can be cut off.
+	noDeadlines sync.Once
 	// serveCtx ends when shutdown begins, cutting off scrapes still running.
 	serveCtx    context.Context
 	cancelServe context.CancelFunc

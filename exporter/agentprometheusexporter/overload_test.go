@@ -19,10 +19,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 )
 
@@ -105,10 +106,16 @@ func TestScrapesBeyondMaxConcurrentGet503AtOnce(t *testing.T) {
 
 func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 	tel := componenttest.NewTelemetry()
-	te := startExporterWith(t, metadatatest.NewSettings(tel), func(c *Config) { c.Scrape.Timeout = 3 * time.Second })
+	set := metadatatest.NewSettings(tel)
+	core, logs := observer.New(zapcore.DebugLevel)
+	set.Logger = zap.New(core)
+	// The scrape timeout is far off: only the stall bound can cut the
+	// scraper off in time.
+	te := startExporterWith(t, set, func(c *Config) { c.Scrape.Timeout = 30 * time.Second })
 	te.consume(bulkyBatch(0, 1000))
 	stalled := stalledScrape(t, te.endpoint, "")
 	require.Eventually(t, func() bool { return te.exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
+	stalledAt := time.Now()
 
 	// Ingestion goes on, including new series.
 	for i := range 20 {
@@ -116,11 +123,20 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 		te.consume(bulkyBatch(1+i, 10))
 		assert.Less(t, time.Since(start), time.Second, "ingestion waited for the stalled scrape")
 	}
-	// Other scrapes are served whole, both formats, while it stalls.
-	for _, accept := range []string{"text/plain;version=0.0.4", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"} {
+	// Other scrapes are served whole, both formats, while it stalls. Go's
+	// client asks for gzip, an encoding of its own; a scrape without
+	// compression waits for the stalled scraper's encoding, at most maxStall.
+	for _, tt := range []struct {
+		accept, acceptEncoding string
+		within                 time.Duration
+	}{
+		{"text/plain;version=0.0.4", "", 3 * time.Second},
+		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", 3 * time.Second},
+		{"text/plain;version=0.0.4", "identity", maxStall + 3*time.Second},
+	} {
 		start := time.Now()
-		body, header := te.scrapeRaw(accept)
-		assert.Less(t, time.Since(start), 3*time.Second, "a scrape waited for the stalled one")
+		body, header := scrapeWith(t, te.endpoint, tt.accept, tt.acceptEncoding)
+		assert.Less(t, time.Since(start), tt.within, "a scrape waited for the stalled one")
 		dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.ResponseFormat(header))
 		series := 0
 		for {
@@ -135,18 +151,43 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 		assert.Equal(t, 1000+20*10+21, series, "every series and the target_info of 21 agents")
 	}
 
-	// The stalled scraper is cut off: the connection closes without the
-	// final chunk, so it cannot take what it got for a whole response.
+	// The stalled scraper is cut off after maxStall, long before its
+	// timeout: its handler ends, freeing its slot and its connection.
+	require.Eventually(t, func() bool {
+		return scrapeCounts(t, tel)["too_slow"] == 1 && te.exp.inflight.Load() == 0
+	}, 10*time.Second, 10*time.Millisecond, "the stalled scraper was not cut off: %v", scrapeCounts(t, tel))
+	assert.Zero(t, scrapeCounts(t, tel)["timeout"])
+	cut := logs.FilterMessage("Scrape cut off").All()
+	require.Len(t, cut, 1)
+	assert.Less(t, cut[0].Time.Sub(stalledAt), maxStall+2*time.Second, "cut off %v after it stalled", cut[0].Time.Sub(stalledAt))
+
+	// The connection closes without the final chunk, so the scraper cannot
+	// take what it got for a whole response.
 	require.NoError(t, stalled.SetReadDeadline(time.Now().Add(10*time.Second)))
 	resp, err := http.ReadResponse(bufio.NewReader(stalled), nil)
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
 	_, err = io.Copy(io.Discard, resp.Body)
 	require.ErrorIs(t, err, io.ErrUnexpectedEOF)
-	require.Eventually(t, func() bool {
-		c := scrapeCounts(t, tel)
-		return c["too_slow"]+c["timeout"] == 1
-	}, 10*time.Second, 10*time.Millisecond)
+}
+
+// scrapeWith fetches /metrics with the given Accept and Accept-Encoding
+// headers; without the latter Go's client asks for gzip and unpacks it.
+func scrapeWith(t *testing.T, endpoint, accept, acceptEncoding string) (string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+endpoint+metricsPath, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", accept)
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(body), resp.Header
 }
 
 func TestTheScrapersTimeoutHeaderCutsTheScrape(t *testing.T) {
@@ -192,21 +233,50 @@ func TestConcurrentScrapesShareEncodings(t *testing.T) {
 	assert.Positive(t, c["shared"], "no scrape shared an encoding: %v", c)
 }
 
-func TestShutdownCutsOffAStalledScrape(t *testing.T) {
+// slowScrape sends a scrape and reads it at about rate bytes a second, like
+// a scraper on a slow link: never stalled, but far from done for a while.
+func slowScrape(t *testing.T, endpoint string, rate int) {
+	t.Helper()
+	conn, err := net.Dial("tcp", endpoint)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	_, err = fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\n\r\n", metricsPath, endpoint)
+	require.NoError(t, err)
+	// Keep the client's buffers from taking the whole response at once.
+	require.NoError(t, conn.(*net.TCPConn).SetReadBuffer(64<<10))
+	go func() {
+		const tick = 10 * time.Millisecond
+		buf := make([]byte, rate/int(time.Second/tick))
+		for {
+			if _, err := io.ReadFull(conn, buf); err != nil {
+				return
+			}
+			time.Sleep(tick)
+		}
+	}()
+}
+
+func TestShutdownCutsOffASlowScrape(t *testing.T) {
+	tel := componenttest.NewTelemetry()
 	cfg := createDefaultConfig().(*Config)
 	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
 	cfg.Server.WriteTimeout = 0 // nothing but shutdown would end the scrape
 	cfg.Scrape.Timeout = 0
-	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, newFakeClock().clock())
+	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), cfg, newFakeClock().clock())
 	require.NoError(t, err)
 	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, exp.consumeMetrics(context.Background(), bulkyBatch(0, 1000)))
-	stalledScrape(t, cfg.Server.NetAddr.Endpoint, "")
+	// 20 MiB at 2 MiB/s: it reads on through the shutdown's grace period,
+	// each write well within maxStall.
+	slowScrape(t, cfg.Server.NetAddr.Endpoint, 2<<20)
 	require.Eventually(t, func() bool { return exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
 
 	start := time.Now()
 	require.NoError(t, exp.shutdown(context.Background()))
-	assert.Less(t, time.Since(start), shutdownGrace+2*time.Second, "shutdown waited for the stalled scrape")
+	took := time.Since(start)
+	assert.GreaterOrEqual(t, took, shutdownGrace-500*time.Millisecond, "the scrape in flight did not get its grace period: %v", scrapeCounts(t, tel))
+	assert.Less(t, took, shutdownGrace+2*time.Second, "shutdown waited for the slow scrape")
+	assert.Zero(t, scrapeCounts(t, tel)["too_slow"], "a scraper reading steadily was taken for a stalled one")
 	ln, err := net.Listen("tcp", cfg.Server.NetAddr.Endpoint)
 	require.NoError(t, err, "the port is released")
 	ln.Close()

@@ -22,8 +22,9 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
-// maxStall is how long one scraper may hold up an encoding it shares with
-// others before it is cut off (never longer than the scrape timeout).
+// maxStall is how long one write to a scraper may take, and so how long a
+// scraper may hold up an encoding it shares with others, before it is cut off
+// (never longer than the scrape timeout).
 const maxStall = 2 * time.Second
 
 func stallTimeout(scrapeTimeout time.Duration) time.Duration {
@@ -93,11 +94,13 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 		var cancelTimeout context.CancelFunc
 		ctx, cancelTimeout = context.WithDeadline(ctx, deadline)
 		defer cancelTimeout()
-		_ = rc.SetWriteDeadline(deadline)
+		if err := rc.SetWriteDeadline(deadline); errors.Is(err, http.ErrNotSupported) {
+			e.noDeadlines.Do(func() {
+				e.set.Logger.Warn("The HTTP server's middleware hides the connection's write deadline: " +
+					"scrapes that stall or run past their timeout cannot be cut off before the server's write_timeout")
+			})
+		}
 	}
-	// A write blocked on a stalled connection sees only its deadline: move
-	// it to now when the scrape ends, so that nothing waits on the client.
-	stopCut := context.AfterFunc(ctx, func() { _ = rc.SetWriteDeadline(time.Now()) })
 
 	h := w.Header()
 	h.Set("Content-Type", string(format))
@@ -105,8 +108,10 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 		h.Set("Content-Encoding", "gzip")
 		h.Add("Vary", "Accept-Encoding")
 	}
-	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), w)
-	stopCut()
+	// The coalescer bounds each write with the connection's deadline: a
+	// write blocked on a stalled connection sees nothing else.
+	conn := responseConn{ResponseWriter: w, rc: rc}
+	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), conn)
 
 	if err == nil {
 		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began, e.clock.now().UnixNano())
@@ -140,6 +145,16 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	// so the scraper sees a failed scrape, not a short one that looks whole.
 	panic(http.ErrAbortHandler)
 }
+
+// responseConn is a scrape's response as the coalescer writes it: through
+// the handler's ResponseWriter, with the connection's write deadline reached
+// through the ResponseController (which unwraps the server's middleware).
+type responseConn struct {
+	http.ResponseWriter
+	rc *http.ResponseController
+}
+
+func (c responseConn) SetWriteDeadline(t time.Time) error { return c.rc.SetWriteDeadline(t) }
 
 func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutcome) {
 	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o])

@@ -225,8 +225,9 @@ func TestShutdownDuringScrape(t *testing.T) {
 	})
 
 	t.Run("scraper stalls", func(t *testing.T) {
-		// A scraper that stops reading is cut off at its scrape timeout,
-		// and holds the shutdown no longer than that.
+		// A scraper that stops reading is cut off after the exporter's 2 s
+		// stall bound (or its scrape timeout, if sooner), and holds the
+		// shutdown no longer than that.
 		const scrapeTimeout = 3 * time.Second
 		g, p, _ := startDefault(t, defaults)
 		load(t, p, resources, perResource)

@@ -7,13 +7,16 @@
 // chunks; each scraper writes them to its own connection. A scraper that
 // falls behind by more than queueLen chunks holds the encoder for at most the
 // stall timeout, then is cut off, so one slow client cannot hold up the
-// others or the encodings that wait behind its round.
+// others or the encodings that wait behind its round. A write to a scraper
+// that takes longer than the stall timeout cuts it off too, shared or not, so
+// a scraper that stops reading holds its connection no longer than that.
 package scrape // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 
 import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +32,15 @@ type Key struct {
 // began is the encoding's stamp, which every scrape that reads it gets in
 // Result.Began.
 type Encode func(w io.Writer, began int64) error
+
+// Conn is a scraper's connection. A Write blocked on it returns once the
+// deadline last set by SetWriteDeadline passes, as on a net.Conn or through
+// an http.ResponseController; SetWriteDeadline may be called while a Write
+// is in progress.
+type Conn interface {
+	io.Writer
+	SetWriteDeadline(t time.Time) error
+}
 
 var (
 	// ErrTooSlow cuts off a scraper that held the shared encoding for longer
@@ -90,16 +102,20 @@ type round struct {
 }
 
 type member struct {
+	conn     Conn
 	chunks   chan *chunk
 	gone     chan struct{} // closed when the member stops reading
 	goneOnce sync.Once
 	goneErr  error // set once, before gone closes
 }
 
+// leave ends m's scrape for err (the first reason given wins) and unblocks a
+// write in progress on its connection at once.
 func (m *member) leave(err error) {
 	m.goneOnce.Do(func() {
 		m.goneErr = err
 		close(m.gone)
+		_ = m.conn.SetWriteDeadline(time.Now())
 	})
 }
 
@@ -114,22 +130,36 @@ func (m *member) isGone() bool {
 
 // Serve writes one exposition for key to w, from a new encoding or one shared
 // with concurrent scrapes of the same key. It returns when the exposition is
-// written, ctx ends or w fails; callers bound w's writes with a deadline, as
-// a write blocked on a stalled connection does not see ctx. An error with
-// Result.Bytes > 0 means the response is incomplete.
-func (c *Coalescer) Serve(ctx context.Context, key Key, encode Encode, w io.Writer) (Result, error) {
-	m := &member{chunks: make(chan *chunk, queueLen), gone: make(chan struct{})}
+// written, ctx ends, w fails or a write to w takes longer than the stall
+// timeout (ErrTooSlow). Serve owns w's write deadline while it runs: each
+// write is bounded by the stall timeout and ctx's deadline, and the end of
+// ctx or a cut by the encoder moves it to now. After a complete exposition
+// the deadline is ctx's again (none if ctx has none), for the rest of the
+// response. An error with Result.Started means the response is incomplete.
+func (c *Coalescer) Serve(ctx context.Context, key Key, encode Encode, w Conn) (Result, error) {
+	m := &member{conn: w, chunks: make(chan *chunk, queueLen), gone: make(chan struct{})}
 	r, first := c.join(key, encode, m)
 	res := Result{Shared: !first}
+	deadline, _ := ctx.Deadline()
+	// A write blocked on a stalled connection sees only its deadline: when
+	// the scrape ends, leave moves it to now.
+	defer context.AfterFunc(ctx, func() { m.leave(ctx.Err()) })()
 
 	var werr error
+	done := ctx.Done()
 	for {
 		select {
 		case ch, ok := <-m.chunks:
 			if !ok {
 				res.Began = r.began
+				if werr == nil && m.isGone() {
+					werr = m.goneErr // cut off from the last chunk
+				}
 				if werr != nil {
 					return res, werr
+				}
+				if r.err == nil {
+					_ = w.SetWriteDeadline(deadline)
 				}
 				return res, r.err
 			}
@@ -139,14 +169,11 @@ func (c *Coalescer) Serve(ctx context.Context, key Key, encode Encode, w io.Writ
 			if werr == nil {
 				var n int
 				res.Started = true
-				n, werr = w.Write(ch.b)
+				n, werr = c.write(m, ch.b, deadline)
 				res.Bytes += int64(n)
-				if werr != nil {
-					m.leave(werr)
-				}
 			}
 			ch.release()
-		case <-ctx.Done():
+		case <-done:
 			if c.withdraw(r, m) {
 				return res, ctx.Err()
 			}
@@ -156,9 +183,44 @@ func (c *Coalescer) Serve(ctx context.Context, key Key, encode Encode, w io.Writ
 			if werr == nil {
 				werr = ctx.Err()
 			}
-			ctx = context.Background()
+			done = nil
 		}
 	}
+}
+
+// write writes b to m's connection within the stall timeout (or the scrape's
+// deadline, if sooner). A write that runs out of the stall timeout cuts the
+// scraper off with ErrTooSlow, one that runs out of the scrape's deadline
+// returns the deadline error; a write cut short by leave returns the reason
+// m was given to leave.
+func (c *Coalescer) write(m *member, b []byte, deadline time.Time) (int, error) {
+	cut := time.Now().Add(c.stall)
+	stall := deadline.IsZero() || cut.Before(deadline)
+	if !stall {
+		cut = deadline
+	}
+	_ = m.conn.SetWriteDeadline(cut)
+	// leave may have moved the deadline to now just before it was set
+	// above; it closed gone first, so this sees it.
+	if m.isGone() {
+		return 0, m.goneErr
+	}
+	n, err := m.conn.Write(b)
+	if err == nil {
+		return n, nil
+	}
+	// If the write ran out of its own time, that is the reason, whatever
+	// leave was told meanwhile: net/http cancels the context of a request
+	// whose connection failed to write.
+	if errors.Is(err, os.ErrDeadlineExceeded) && !time.Now().Before(cut) {
+		if stall {
+			err = ErrTooSlow
+		}
+		m.leave(err)
+		return n, err
+	}
+	m.leave(err)
+	return n, m.goneErr
 }
 
 // join adds m to the running round of key if there is none (and starts it),

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,12 +39,17 @@ type served struct {
 	err error
 }
 
-func serve(c *Coalescer, ctx context.Context, enc Encode, w io.Writer) chan *served {
+// noDeadline is a connection that never blocks, so deadlines do not matter.
+type noDeadline struct{ io.Writer }
+
+func (noDeadline) SetWriteDeadline(time.Time) error { return nil }
+
+func serve(c *Coalescer, ctx context.Context, enc Encode, w Conn) chan *served {
 	out := make(chan *served, 1)
 	go func() {
 		s := new(served)
 		if w == nil {
-			w = &s.buf
+			w = noDeadline{&s.buf}
 		}
 		s.res, s.err = c.Serve(ctx, key, enc, w)
 		out <- s
@@ -102,12 +108,54 @@ func TestScrapesDuringAnEncodingShareTheNextOne(t *testing.T) {
 	assert.Empty(t, c.pending)
 }
 
-// stalledWriter takes nothing until released, like a client that stopped reading.
-type stalledWriter struct{ release chan struct{} }
+// stalledConn takes nothing until released, like a client that stopped
+// reading; a write blocked on it ends at its deadline, as on a socket.
+type stalledConn struct {
+	release chan struct{}
 
-func (s *stalledWriter) Write(p []byte) (int, error) {
-	<-s.release
-	return len(p), nil
+	mu        sync.Mutex
+	deadline  time.Time
+	moved     chan struct{} // closed when the deadline moves
+	deadlines []time.Time   // every deadline set, in order
+}
+
+func newStalledConn() *stalledConn {
+	return &stalledConn{release: make(chan struct{}), moved: make(chan struct{})}
+}
+
+func (s *stalledConn) SetWriteDeadline(t time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.deadline = t
+	s.deadlines = append(s.deadlines, t)
+	close(s.moved)
+	s.moved = make(chan struct{})
+	return nil
+}
+
+func (s *stalledConn) Write(p []byte) (int, error) {
+	for {
+		s.mu.Lock()
+		deadline, moved := s.deadline, s.moved
+		s.mu.Unlock()
+		expired := make(<-chan time.Time)
+		if !deadline.IsZero() {
+			expired = time.After(time.Until(deadline))
+		}
+		select {
+		case <-s.release:
+			return len(p), nil
+		case <-expired:
+			return 0, os.ErrDeadlineExceeded
+		case <-moved:
+		}
+	}
+}
+
+func (s *stalledConn) lastDeadline() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.deadlines[len(s.deadlines)-1]
 }
 
 func TestAStalledScraperIsCutOffAndDoesNotHoldTheOthers(t *testing.T) {
@@ -118,7 +166,7 @@ func TestAStalledScraperIsCutOffAndDoesNotHoldTheOthers(t *testing.T) {
 	holder := serve(c, context.Background(), g.encode, nil)
 	require.Eventually(t, func() bool { return g.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
 
-	stalled := &stalledWriter{release: make(chan struct{})}
+	stalled := newStalledConn()
 	slow := serve(c, context.Background(), g.encode, stalled)
 	fast := serve(c, context.Background(), g.encode, nil)
 	waitPending(t, c, 2)
@@ -136,6 +184,77 @@ func TestAStalledScraperIsCutOffAndDoesNotHoldTheOthers(t *testing.T) {
 	require.ErrorIs(t, s.err, ErrTooSlow)
 	assert.True(t, s.res.Started)
 	assert.Less(t, s.res.Bytes, int64(g.size))
+}
+
+func TestAScraperThatStopsReadingIsCutOffEvenWhenNobodyWaits(t *testing.T) {
+	const stall = 200 * time.Millisecond
+	c := New(stall, wallNow)
+	// Small enough for the scraper's queue: the encoder never waits for it.
+	g := &gatedEncoding{size: 2 * chunkSize, gate: make(chan struct{})}
+	close(g.gate)
+	stalled := newStalledConn()
+	defer close(stalled.release)
+
+	start := time.Now()
+	select {
+	case s := <-serve(c, context.Background(), g.encode, stalled):
+		require.ErrorIs(t, s.err, ErrTooSlow)
+		assert.True(t, s.res.Started)
+		assert.Zero(t, s.res.Bytes)
+		assert.GreaterOrEqual(t, time.Since(start), stall)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a scraper that stopped reading held its write past the stall timeout")
+	}
+}
+
+func TestEndingAScrapeUnblocksItsWriteAtOnce(t *testing.T) {
+	c := New(time.Minute, wallNow) // only the end of the scrape can stop the write
+	g := &gatedEncoding{size: 2 * chunkSize, gate: make(chan struct{})}
+	close(g.gate)
+	stalled := newStalledConn()
+	defer close(stalled.release)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	out := serve(c, ctx, g.encode, stalled)
+	require.Eventually(t, func() bool {
+		stalled.mu.Lock()
+		defer stalled.mu.Unlock()
+		return len(stalled.deadlines) > 0
+	}, 5*time.Second, time.Millisecond, "the write never started")
+	cancel()
+	select {
+	case s := <-out:
+		require.ErrorIs(t, s.err, context.Canceled)
+		assert.True(t, s.res.Started)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the scrape ended but its write stayed blocked")
+	}
+}
+
+func TestAWholeScrapeHandsBackTheScrapesDeadline(t *testing.T) {
+	g := &gatedEncoding{size: 3 * chunkSize, gate: make(chan struct{})}
+	close(g.gate)
+	flowing := func() *stalledConn {
+		c := newStalledConn()
+		close(c.release)
+		return c
+	}
+
+	deadline := time.Now().Add(time.Hour)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	conn := flowing()
+	s := <-serve(New(time.Second, wallNow), ctx, g.encode, conn)
+	require.NoError(t, s.err)
+	assert.Equal(t, deadline, conn.lastDeadline(), "the rest of the response is bounded by the scrape's deadline")
+	for _, d := range conn.deadlines[:len(conn.deadlines)-1] {
+		assert.True(t, d.Before(time.Now().Add(time.Second)), "each write is bounded by the stall timeout")
+	}
+
+	conn = flowing()
+	s = <-serve(New(time.Second, wallNow), context.Background(), g.encode, conn)
+	require.NoError(t, s.err)
+	assert.True(t, conn.lastDeadline().IsZero(), "no deadline is left behind on a kept-alive connection")
 }
 
 func TestAScrapeThatGivesUpWhileWaitingLeavesTheRound(t *testing.T) {
@@ -175,7 +294,7 @@ func TestAnEncodingNobodyReadsStops(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	s := <-serve(c, ctx, endless, io.Discard)
+	s := <-serve(c, ctx, endless, noDeadline{io.Discard})
 	require.ErrorIs(t, s.err, context.DeadlineExceeded)
 	select {
 	case err := <-stopped:
