@@ -28,7 +28,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz image image-test container-tools k8s-check
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check
 
 all: lint test
 
@@ -50,8 +50,15 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: unit tests with the race detector, conformance with contrib's exporter, smoke and end-to-end tests of the distro, its image and its Kubernetes manifests
-test: unit conformance smoke k8s-check e2e reliability image-test
+## test: go.mod at the distro's collector versions, unit tests with the race detector,
+## conformance with contrib's exporter, smoke and end-to-end tests of the distro, its image and
+## its Kubernetes manifests
+test: versions unit conformance smoke k8s-check e2e reliability image-test
+
+## versions: every collector module go.mod and bench/go.mod require is at the version the built
+## distro resolved (_build/go.mod), so that the unit tests run the code that ships
+versions: $(DISTRO)
+	STATSGATE_DISTRO_GOMOD=$(CURDIR)/_build/go.mod $(GO) test -count=1 -v -run 'TestCollectorModules' ./test/versions
 
 unit: prometheus
 	# The bad-input tests lint every scrape with promtool; without it they fail here rather than skip.

@@ -87,6 +87,8 @@ func TestLoadConfig(t *testing.T) {
 		assert.True(t, s.IncludeMetadata)
 		assert.Equal(t, []string{"gzip"}, s.CompressionAlgorithms)
 		assert.Equal(t, 7*time.Second, s.WriteTimeout)
+		require.True(t, s.Keepalive.HasValue())
+		assert.Equal(t, 8*time.Second, s.Keepalive.Get().IdleTimeout)
 		require.Len(t, s.Middlewares, 1)
 		assert.Equal(t, "headers_setter", s.Middlewares[0].ID.String())
 	})
@@ -104,6 +106,7 @@ func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
 		{"misspelt_tls_enabled", "tls::enabeld"},
 		{"misspelt_auth", "auth::authenticatr"},
 		{"misspelt_cors", "cors::allowed_origns"},
+		{"misspelt_keepalive", "keepalive::idle_timout"},
 		{"misspelt_dialer", "dialer::timout"},
 		{"misspelt_middleware", "middlewares[0]::idd"},
 	}
