@@ -1,9 +1,11 @@
 # statsgate: build, run and test the gateway collector distribution.
 #
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
-#   make test      unit tests (with -race) plus smoke, end-to-end, reliability and image tests of the built distro
+#   make test      lint, generated code and version checks, unit tests (with -race), conformance,
+#                  then smoke, end-to-end, soak and lifecycle tests of the built distro
 #   make image     the container image (Containerfile) as an OCI archive in _build/
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
+#   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #
 # Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
 # (prometheus, podman) are installed with apt-get when missing.
@@ -28,9 +30,9 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check
 
-all: lint test
+all: test
 
 ## build: assemble otelcol-statsgate with the collector builder into $(DISTRO)
 build: $(DISTRO)
@@ -50,10 +52,10 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: go.mod at the distro's collector versions, unit tests with the race detector,
-## conformance with contrib's exporter, smoke and end-to-end tests of the distro, its image and
-## its Kubernetes manifests
-test: versions unit conformance smoke k8s-check e2e reliability image-test
+## test: everything CI checks: lint, generated code as committed, go.mod at the distro's collector
+## versions, unit tests with the race detector, conformance with contrib's exporter, smoke,
+## end-to-end and reliability tests of the distro, its image and its Kubernetes manifests
+test: lint check-generated versions unit conformance smoke k8s-check e2e reliability image-test
 
 ## versions: every collector module go.mod and bench/go.mod require is at the version the built
 ## distro resolved (_build/go.mod), so that the unit tests run the code that ships
@@ -199,6 +201,22 @@ fuzz:
 ## generate: regenerate the mdatagen output of both components
 generate:
 	@for c in $(COMPONENTS); do (cd $$c && $(GO) generate ./...) || exit 1; done
+
+# Every file under the components with its hash: whatever generate may write or remove.
+COMPONENT_FILES = find $(COMPONENTS) -type f -print0 | sort -z | xargs -0 sha256sum
+
+## check-generated: fails when make generate changes anything, i.e. when the committed
+## generated code is not what metadata.yaml and the pinned mdatagen produce
+check-generated:
+	@before=$$($(COMPONENT_FILES)); \
+	$(MAKE) --no-print-directory generate || exit 1; \
+	after=$$($(COMPONENT_FILES)); \
+	if [ "$$before" != "$$after" ]; then \
+		echo "make generate changed files (< before, > after); run it and commit its output:"; \
+		diff <(echo "$$before") <(echo "$$after"); \
+		exit 1; \
+	fi; \
+	echo "make generate changed nothing"
 
 ## lint: gofmt and go vet
 lint:
