@@ -199,6 +199,6 @@ record:
 	if flushErr != nil {
 		return am, fmt.Errorf("last export to %s: %w", cfg.endpoint, flushErr)
 	}
-	log.Printf("agent %s: %d exports acknowledged, %d failed", instanceID, len(am.Exports), am.FailedExports)
+	log.Printf("agent %s: %d exports acknowledged, %d failed", instanceID, len(am.Exports), len(am.Failed))
 	return am, nil
 }

@@ -63,7 +63,7 @@ type recorder struct {
 	mu      sync.Mutex
 	acked   counts
 	exports []agentmanifest.Export
-	failed  int
+	failed  []time.Time
 }
 
 func newRecorder(exp replicaExporter, delta bool) *recorder {
@@ -76,16 +76,18 @@ func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
-		r.failed++
+		r.failed = append(r.failed, at)
 		return err
 	}
 	carried := newCounts()
+	var point time.Time
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {
 			switch data := m.Data.(type) {
 			case metricdata.Sum[int64]:
 				for _, dp := range data.DataPoints {
 					carried.get(kindOf(dp.Attributes)).Operations = dp.Value
+					point = dp.Time
 				}
 			case metricdata.Histogram[float64]:
 				for _, dp := range data.DataPoints {
@@ -96,7 +98,7 @@ func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 			}
 		}
 	}
-	e := agentmanifest.Export{At: at, Replica: r.replica()}
+	e := agentmanifest.Export{At: at, Point: point, Replica: r.replica()}
 	for _, v := range carried.sorted() {
 		if r.delta {
 			e.Deltas = append(e.Deltas, v)
@@ -124,5 +126,5 @@ func (r *recorder) manifest(instanceID string, counted counts) agentmanifest.OTL
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return agentmanifest.OTLPAgent{InstanceID: instanceID, Counted: counted.sorted(), Acked: r.acked.sorted(),
-		Exports: r.exports, FailedExports: r.failed}
+		Exports: r.exports, Failed: r.failed}
 }

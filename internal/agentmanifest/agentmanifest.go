@@ -57,8 +57,10 @@ type OTLPAgent struct {
 	// values, or the sum of the deltas.
 	Acked []Values `json:"acked"`
 	// Exports lists the acknowledged exports in order.
-	Exports       []Export `json:"exports"`
-	FailedExports int      `json:"failed_exports"`
+	Exports []Export `json:"exports"`
+	// Failed lists when exports failed for good (after the SDK's retries):
+	// with delta temporality, what they carried is lost.
+	Failed []time.Time `json:"failed,omitempty"`
 }
 
 // Values are the counter and histogram of one kind: a total, or one delta.
@@ -73,6 +75,8 @@ type Values struct {
 // Export is one acknowledged export.
 type Export struct {
 	At time.Time `json:"at"`
+	// Point is the time of the points it carried.
+	Point time.Time `json:"point"`
 	// Replica is the gateway that answered, when the load balancer says so.
 	Replica string `json:"replica,omitempty"`
 	// Deltas are the values the export carried, with delta temporality.

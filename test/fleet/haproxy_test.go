@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -30,6 +31,8 @@ type loadBalancer struct {
 	// httpAffine balances OTLP/HTTP requests by client address, so that an
 	// agent's requests go to one replica while it is up: what deltas need.
 	httpAffine string
+	// socket is haproxy's runtime API.
+	socket string
 }
 
 // haproxyConfig is the load balancer of the fleet. Health checks ask each
@@ -39,6 +42,7 @@ func haproxyConfig(lb loadBalancer, replicas []*replica) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 4096
+  stats socket %s mode 600 level admin
 defaults
   timeout connect 1s
   timeout client 1m
@@ -59,7 +63,7 @@ frontend otlp_http_affine
   mode http
   bind %s
   default_backend otlp_http_affine
-`, lb.grpc, lb.http, lb.httpAffine)
+`, lb.socket, lb.grpc, lb.http, lb.httpAffine)
 	backend := func(name, mode, balance string, addr func(*replica) string) {
 		fmt.Fprintf(&b, "backend %s\n  mode %s\n  balance %s\n  option httpchk GET /\n  http-check expect status 200\n", name, mode, balance)
 		if mode == "http" {
@@ -78,7 +82,8 @@ frontend otlp_http_affine
 // startHAProxy runs haproxy in the foreground in front of the replicas.
 func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalancer {
 	t.Helper()
-	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpAffine: gatewaytest.FreeAddr(t)}
+	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpAffine: gatewaytest.FreeAddr(t),
+		socket: filepath.Join(dir, "haproxy.sock")}
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(cfg, []byte(haproxyConfig(lb, replicas)), 0o600))
 	out, err := proctest.Run(bin, "-c", "-f", cfg)
@@ -103,4 +108,24 @@ func dialable(addrs ...string) error {
 		c.Close()
 	}
 	return nil
+}
+
+// backends are the load balancer's backends, each with every replica.
+var backends = []string{"otlp_grpc", "otlp_http", "otlp_http_affine"}
+
+// setState sets a replica's state in every backend through the runtime API:
+// "drain" sends it no new connections or requests, as a rolling update
+// does before it stops a replica (Kubernetes takes a terminating pod out of
+// its Service's endpoints); "ready" takes it back.
+func (lb loadBalancer) setState(t *testing.T, replica, state string) {
+	t.Helper()
+	for _, b := range backends {
+		c, err := net.DialTimeout("unix", lb.socket, time.Second)
+		require.NoError(t, err)
+		_, err = fmt.Fprintf(c, "set server %s/%s state %s\n", b, replica, state)
+		require.NoError(t, err)
+		out, _ := io.ReadAll(c)
+		c.Close()
+		require.Empty(t, strings.TrimSpace(string(out)), "haproxy: set server %s/%s state %s", b, replica, state)
+	}
 }

@@ -67,6 +67,7 @@ scrape_configs:
 %s    static_configs:
       - targets: [%q, %q]
 `, c.scrape, r1.metrics, r2.metrics))
+	stopReplicasBeforePrometheus(t, []*replica{r1, r2})
 	prom.WaitUp(t, "statsgate", 2, 30*time.Second)
 
 	instance := "move-" + strings.ToLower(rand.Text()[:8])

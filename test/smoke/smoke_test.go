@@ -27,6 +27,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
 var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
@@ -92,8 +94,8 @@ func TestComponentsListsOurs(t *testing.T) {
 
 func TestGatewayServes(t *testing.T) {
 	bin := binary(t)
-	otlpGRPC, otlpHTTP, metrics, health := freeAddr(t), freeAddr(t), freeAddr(t), freeAddr(t)
-	_, telemetryPort, err := net.SplitHostPort(freeAddr(t))
+	otlpGRPC, otlpHTTP, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
+	_, telemetryPort, err := net.SplitHostPort(gatewaytest.FreeAddr(t))
 	require.NoError(t, err)
 
 	var logs bytes.Buffer
@@ -169,14 +171,6 @@ func oneGauge() *metricdata.ResourceMetrics {
 			}},
 		}},
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 func statusOf(url string) int {

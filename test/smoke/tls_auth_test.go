@@ -90,12 +90,12 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 			bin := binary(t)
 			dir := t.TempDir()
 			certFile, keyFile, pool := gatewaytest.WriteCert(t, dir)
-			health, metrics, telemetry := freeAddr(t), freeAddr(t), freeAddr(t)
+			health, metrics, telemetry := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
 			_, telemetryPort, err := net.SplitHostPort(telemetry)
 			require.NoError(t, err)
 			cfg := filepath.Join(dir, "gateway.yaml")
 			require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, tlsAuthConfig,
-				tt.authenticator, health, freeAddr(t), metrics, certFile, keyFile, tt.extension, telemetryPort), 0o600))
+				tt.authenticator, health, gatewaytest.FreeAddr(t), metrics, certFile, keyFile, tt.extension, telemetryPort), 0o600))
 
 			var logs bytes.Buffer
 			cmd := exec.Command(bin, "--config", cfg)

@@ -3,7 +3,6 @@ package promtest
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
 
@@ -31,10 +31,7 @@ func Start(t testing.TB, dir, name, bin, config string, args ...string) *Server 
 	t.Helper()
 	cfg := filepath.Join(dir, name+".yml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o600))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := gatewaytest.FreeAddr(t)
 	p := proctest.Start(t, dir, name, nil, bin, append([]string{
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, name+"-tsdb"),

@@ -29,8 +29,12 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 	}
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr("Target metadata"), Type: dto.MetricType_GAUGE.Enum()}
-		for _, l := range infos {
-			mf.Metric = append(mf.Metric, &dto.Metric{Label: labels(l), Gauge: &dto.Gauge{Value: ptr(1.0)}})
+		for _, ti := range infos {
+			m := &dto.Metric{Label: labels(ti.Labels), Gauge: &dto.Gauge{Value: ptr(1.0)}}
+			if opts.SendTimestamps && ti.Updated != 0 {
+				m.TimestampMs = ptr(ti.Updated / 1e6)
+			}
+			mf.Metric = append(mf.Metric, m)
 		}
 		if err := enc.Encode(mf); err != nil {
 			return err

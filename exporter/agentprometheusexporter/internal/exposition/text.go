@@ -48,9 +48,9 @@ func WriteText(w io.Writer, st *store.Store, opts Options) error {
 	t.w, t.opts, t.err, t.buf = w, opts, nil, t.buf[:0]
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		t.header(opts.TargetInfoName, "Target metadata", store.KindGauge)
-		for _, labels := range infos {
-			t.series(opts.TargetInfoName, labels)
-			t.float(1, 0)
+		for _, ti := range infos {
+			t.series(opts.TargetInfoName, ti.Labels)
+			t.float(1, ti.Updated)
 		}
 	}
 	for _, f := range st.Families() {

@@ -166,18 +166,27 @@ func (st *Store) Families() []*Family {
 	return out
 }
 
-// TargetInfos returns the rendered target_info label sets of the resources
-// that hold series, sorted.
-func (st *Store) TargetInfos() []string {
+// TargetInfo is the target_info series of a resource.
+type TargetInfo struct {
+	Labels string // rendered label set
+	// Updated is the store clock of the resource's latest batch, unix
+	// nanoseconds: target_info's timestamp, so that it goes stale in
+	// Prometheus with the resource's other series.
+	Updated int64
+}
+
+// TargetInfos returns the target_info series of the resources that hold
+// series, sorted by labels.
+func (st *Store) TargetInfos() []TargetInfo {
 	st.mu.RLock()
-	out := make([]string, 0, len(st.resources))
+	out := make([]TargetInfo, 0, len(st.resources))
 	for _, r := range st.resources {
 		if ti := r.TargetInfo(); ti != "" && r.SeriesCount() > 0 {
-			out = append(out, ti)
+			out = append(out, TargetInfo{Labels: ti, Updated: r.updated.Load()})
 		}
 	}
 	st.mu.RUnlock()
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b TargetInfo) int { return strings.Compare(a.Labels, b.Labels) })
 	return out
 }
 
