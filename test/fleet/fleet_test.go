@@ -75,9 +75,9 @@ func fleetSets() []string {
 
 // restart is when a replica went away and came back: its series are gone.
 type restart struct {
-	replica    string
-	down, up   time.Time
-	killed     bool
+	replica  string
+	down, up time.Time
+	killed   bool
 	// unshownSince: deltas the killed replica took after this may be lost.
 	unshownSince time.Time
 }
