@@ -440,6 +440,19 @@ var cases = []testCase{
 				[]float64{1}, []uint64{1, 1}, 3, nil)
 			summaryPoint(summary(sm, "ts.summary", "", "Timestamped."), 2, 3, [][2]float64{{0.5, 1}}, nil)
 		}),
+		differences: func(contrib, ours *exposition) {
+			// Deliberate difference: with timestamps, ours' target_info carries
+			// the time of its resource's latest batch, so that it goes stale in
+			// Prometheus with the resource's other series; contrib's has none.
+			for i, s := range ours.samples {
+				if s.family == "target_info" {
+					if s.ts == "" {
+						panic("target_info without a timestamp")
+					}
+					ours.samples[i].ts = ""
+				}
+			}
+		},
 	},
 	{
 		name:   "open_metrics_exemplars",

@@ -33,6 +33,11 @@ type moveCase struct {
 	scrape string
 	// firstRun is how many exports go to the first replica (6 by default).
 	firstRun int
+	// alternate sends every export to the other replica, as an OTLP/HTTP
+	// balancer does that balances each request.
+	alternate bool
+	// storage is added to the Prometheus config's top level.
+	storage string
 }
 
 // moveResult is what Prometheus stored for the agent's counter.
@@ -66,7 +71,7 @@ scrape_configs:
     honor_labels: true
 %s    static_configs:
       - targets: [%q, %q]
-`, c.scrape, r1.metrics, r2.metrics))
+%s`, c.scrape, r1.metrics, r2.metrics, c.storage))
 	stopReplicasBeforePrometheus(t, []*replica{r1, r2})
 	prom.WaitUp(t, "statsgate", 2, 30*time.Second)
 
@@ -105,7 +110,7 @@ scrape_configs:
 			}}},
 		}}}
 		exp := to[0]
-		if i > firstRun {
+		if i > firstRun || c.alternate && i%2 == 0 {
 			exp = to[1]
 		}
 		require.NoError(t, exp.Export(ctx, rm), "export %d", i)
@@ -187,6 +192,10 @@ func TestMoveSafetyAlternatives(t *testing.T) {
 		{name: "delta, timestamps on", delta: true, sets: []string{"exporters::agentprometheus::send_timestamps=true"}},
 		{name: "delta, timestamps on, one export before the move", delta: true, firstRun: 1, sets: []string{"exporters::agentprometheus::send_timestamps=true"}},
 		{name: "delta, timestamps off", delta: true, sets: []string{"exporters::agentprometheus::send_timestamps=false"}},
+		{name: "cumulative, every export to the other replica", alternate: true},
+		{name: "delta, every export to the other replica", delta: true, alternate: true},
+		{name: "cumulative, out_of_order_time_window 10m", storage: "storage:\n  tsdb:\n    out_of_order_time_window: 10m\n"},
+		{name: "delta, out_of_order_time_window 10m", delta: true, storage: "storage:\n  tsdb:\n    out_of_order_time_window: 10m\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
