@@ -14,7 +14,8 @@ import (
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
 
-// exportInterval is how often every agent of the fleet exports.
+// exportInterval is how often the agents of the fleet export, unless a
+// group says otherwise.
 const exportInterval = time.Second
 
 // otlpGroup is one cmd/otlpagent process: agents of one protocol and
@@ -24,16 +25,21 @@ type otlpGroup struct {
 	protocol    string
 	temporality string
 	endpoint    string
-	proc        *proctest.Proc
-	manifest    string
+	// every is the group's export interval, exportInterval when zero.
+	every    time.Duration
+	proc     *proctest.Proc
+	manifest string
 }
 
 func (g *otlpGroup) start(t *testing.T, bin, dir string, agents int) {
 	g.manifest = filepath.Join(dir, g.name+".json")
+	if g.every == 0 {
+		g.every = exportInterval
+	}
 	args := []string{
 		"--endpoint", g.endpoint, "--protocol", g.protocol, "--temporality", g.temporality,
 		"--agents", strconv.Itoa(agents), "--service", g.name, "--instance-prefix", g.name,
-		"--export-interval", exportInterval.String(), "--record-interval", "50ms",
+		"--export-interval", g.every.String(), "--record-interval", "50ms",
 		"--manifest", g.manifest,
 	}
 	if g.protocol == "http" {

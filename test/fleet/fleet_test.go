@@ -47,14 +47,14 @@ const (
 	scrapeInterval = time.Second
 	// exportTimeout is the agents' OTLP exporters' (cmd/otlpagent).
 	exportTimeout = 5 * time.Second
-	// maxGap bounds the time between two samples Prometheus stores for a
-	// series while its agent runs: an export interval, and a reconnect or a
-	// retry when the agent's replica went away (the gRPC demo agent uses the
-	// SDK's default retry back-off of 5 s); for deltas two scrape intervals
-	// more, when a new run is left out of a scrape and then shown as zero.
-	maxGapCumulative = exportInterval + 2*time.Second
-	maxGapDelta      = maxGapCumulative + 2*scrapeInterval
-	maxGapGRPC       = 8 * time.Second
+	// A series' samples are at most an export interval apart, plus
+	// reconnectGap when the agent's replica went away (grpc-go's reconnect
+	// back-off starts at 1 s with jitter), plus for deltas two
+	// scrape intervals when a new run is left out of a scrape and then shown
+	// as zero (the gRPC demo agent retries with the SDK's default back-off
+	// of 5 s: maxGapGRPC).
+	reconnectGap = 3 * time.Second
+	maxGapGRPC   = 8 * time.Second
 )
 
 // fleetSets are the --set overrides of the default config in the fleet.
@@ -123,9 +123,13 @@ scrape_configs:
 	groups := []*otlpGroup{
 		{name: "fleet-grpc-cumulative", protocol: "grpc", temporality: "cumulative", endpoint: lb.grpc},
 		{name: "fleet-grpc-delta", protocol: "grpc", temporality: "delta", endpoint: lb.grpc},
-		// Every request of these may land on another replica.
+		// Every request of these may land on another replica: cumulative
+		// data does not mind. A run of deltas must stay on its replica for
+		// more than two scrape intervals (store.Series.Shown): delta agents
+		// are kept on theirs by the balancer, and when it moves one, its
+		// next export comes more than two scrape intervals later.
 		{name: "fleet-http-cumulative", protocol: "http", temporality: "cumulative", endpoint: lb.http},
-		{name: "fleet-http-delta", protocol: "http", temporality: "delta", endpoint: lb.httpAffine},
+		{name: "fleet-http-delta", protocol: "http", temporality: "delta", endpoint: lb.httpSticky, every: 3 * scrapeInterval},
 	}
 	began := time.Now()
 	for _, g := range groups {
@@ -139,12 +143,12 @@ scrape_configs:
 	for _, r := range replicas {
 		// As a rolling update: out of the balancer first, then SIGTERM once
 		// the requests in flight are done; back in once healthy.
-		lb.setState(t, r.name, "drain")
+		lb.takeOut(t, r.name)
 		time.Sleep(exportInterval)
 		down := time.Now()
 		r.stop(t)
 		r.start(t)
-		lb.setState(t, r.name, "ready")
+		lb.putBack(t, r.name)
 		restarts = append(restarts, restart{replica: r.name, down: down, up: time.Now()})
 		time.Sleep(6 * time.Second)
 	}
@@ -336,9 +340,9 @@ func checkOTLPGroup(t *testing.T, prom *promtest.Server, g *otlpGroup, m agentma
 					assert.Equal(t, w, r.total, "%s: total", what)
 					assert.Zero(t, r.resets, "%s: resets of a cumulative counter", what)
 				}
-				maxGap := maxGapCumulative
+				maxGap := g.every + reconnectGap
 				if delta {
-					maxGap = maxGapDelta
+					maxGap += 2 * scrapeInterval
 				}
 				assert.LessOrEqual(t, r.maxGap, maxGap, "%s: longest time between two samples: %v", what, r.maxGap)
 			}

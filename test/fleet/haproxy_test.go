@@ -28,16 +28,19 @@ type loadBalancer struct {
 	// http balances every OTLP/HTTP request on its own (HTTP mode): each
 	// export may land on another replica.
 	http string
-	// httpAffine balances OTLP/HTTP requests by client address, so that an
-	// agent's requests go to one replica while it is up: what deltas need.
-	httpAffine string
+	// httpSticky keeps each client address on one replica (a stick table)
+	// until that replica goes away, and does not hand it back when the
+	// replica returns: what deltas need (store.Series.Shown).
+	httpSticky string
 	// socket is haproxy's runtime API.
 	socket string
 }
 
 // haproxyConfig is the load balancer of the fleet. Health checks ask each
-// replica's health_check extension every 500 ms; a request to a replica that
-// refuses it (stopped, killed) is tried again on another (redispatch).
+// replica's health_check extension every 500 ms; a replica that refuses a
+// connection (stopped, killed) is marked down at once (observe layer4), so
+// that its sticky clients move to one other replica rather than to a new one
+// per request, and the request is tried again on another (redispatch).
 func haproxyConfig(lb loadBalancer, replicas []*replica) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
@@ -59,30 +62,34 @@ frontend otlp_http
   mode http
   bind %s
   default_backend otlp_http
-frontend otlp_http_affine
+frontend otlp_http_sticky
   mode http
   bind %s
-  default_backend otlp_http_affine
-`, lb.socket, lb.grpc, lb.http, lb.httpAffine)
+  default_backend otlp_http_sticky
+`, lb.socket, lb.grpc, lb.http, lb.httpSticky)
 	backend := func(name, mode, balance string, addr func(*replica) string) {
 		fmt.Fprintf(&b, "backend %s\n  mode %s\n  balance %s\n  option httpchk GET /\n  http-check expect status 200\n", name, mode, balance)
 		if mode == "http" {
 			fmt.Fprintf(&b, "  http-response set-header %s %%[srv_name]\n", replicaHeader)
 		}
 		for _, r := range replicas {
-			fmt.Fprintf(&b, "  server %s %s check port %s inter 500ms fall 1 rise 1\n", r.name, addr(r), r.health[strings.LastIndexByte(r.health, ':')+1:])
+			fmt.Fprintf(&b, "  server %s %s check port %s inter 500ms fall 1 rise 1 observe layer4 error-limit 1 on-error mark-down\n", r.name, addr(r), r.health[strings.LastIndexByte(r.health, ':')+1:])
 		}
 	}
 	backend("otlp_grpc", "tcp", "roundrobin", func(r *replica) string { return r.otlpGRPC })
 	backend("otlp_http", "http", "roundrobin", func(r *replica) string { return r.otlpHTTP })
-	backend("otlp_http_affine", "http", "source\n  hash-type consistent", func(r *replica) string { return r.otlpHTTP })
+	// Sticky: the client's replica is stored from each response, so that a
+	// client whose replica went away stays on the one that answered it next
+	// (with "stick on", haproxy keeps the entry of a replica that is down
+	// and balances each request anew meanwhile).
+	backend("otlp_http_sticky", "http", "roundrobin\n  stick-table type ip size 100k expire 30m\n  stick match src\n  stick store-response src", func(r *replica) string { return r.otlpHTTP })
 	return b.String()
 }
 
 // startHAProxy runs haproxy in the foreground in front of the replicas.
 func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalancer {
 	t.Helper()
-	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpAffine: gatewaytest.FreeAddr(t),
+	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpSticky: gatewaytest.FreeAddr(t),
 		socket: filepath.Join(dir, "haproxy.sock")}
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(cfg, []byte(haproxyConfig(lb, replicas)), 0o600))
@@ -93,7 +100,7 @@ func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalanc
 		if err := p.Running(); err != nil {
 			return err
 		}
-		return dialable(lb.grpc, lb.http, lb.httpAffine)
+		return dialable(lb.grpc, lb.http, lb.httpSticky)
 	})
 	return lb
 }
@@ -111,21 +118,38 @@ func dialable(addrs ...string) error {
 }
 
 // backends are the load balancer's backends, each with every replica.
-var backends = []string{"otlp_grpc", "otlp_http", "otlp_http_affine"}
+var backends = []string{"otlp_grpc", "otlp_http", "otlp_http_sticky"}
 
-// setState sets a replica's state in every backend through the runtime API:
-// "drain" sends it no new connections or requests, as a rolling update
-// does before it stops a replica (Kubernetes takes a terminating pod out of
-// its Service's endpoints); "ready" takes it back.
-func (lb loadBalancer) setState(t *testing.T, replica, state string) {
+// takeOut marks a replica down in every backend through the runtime API, with
+// its health checks paused: haproxy sends it no new connections or
+// requests and moves its sticky clients elsewhere for good, as a rolling
+// update does before it stops a replica (Kubernetes takes a terminating pod
+// out of its Service's endpoints). Connections already open (gRPC) stay
+// until the replica closes them.
+func (lb loadBalancer) takeOut(t *testing.T, replica string) {
+	t.Helper()
+	lb.runtime(t, "disable health %s/"+replica, "set server %s/"+replica+" health down")
+}
+
+// putBack resumes a replica's health checks: it takes traffic once they pass.
+func (lb loadBalancer) putBack(t *testing.T, replica string) {
+	t.Helper()
+	lb.runtime(t, "enable health %s/"+replica)
+}
+
+// runtime sends commands, each formatted with a backend's name, for every
+// backend, and fails on any answer (haproxy answers nothing on success).
+func (lb loadBalancer) runtime(t *testing.T, commands ...string) {
 	t.Helper()
 	for _, b := range backends {
-		c, err := net.DialTimeout("unix", lb.socket, time.Second)
-		require.NoError(t, err)
-		_, err = fmt.Fprintf(c, "set server %s/%s state %s\n", b, replica, state)
-		require.NoError(t, err)
-		out, _ := io.ReadAll(c)
-		c.Close()
-		require.Empty(t, strings.TrimSpace(string(out)), "haproxy: set server %s/%s state %s", b, replica, state)
+		for _, cmd := range commands {
+			c, err := net.DialTimeout("unix", lb.socket, time.Second)
+			require.NoError(t, err)
+			_, err = fmt.Fprintf(c, cmd+"\n", b)
+			require.NoError(t, err)
+			out, _ := io.ReadAll(c)
+			c.Close()
+			require.Empty(t, strings.TrimSpace(string(out)), "haproxy: "+cmd, b)
+		}
 	}
 }

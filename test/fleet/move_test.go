@@ -145,6 +145,7 @@ scrape_configs:
 // move from one replica to another, run against the default config: what
 // Prometheus stores must be what the agent counted.
 func TestAgentMovesBetweenReplicas(t *testing.T) {
+	t.Parallel()
 	tl := requireTools(t, false)
 	want := float64(moveExports * moveStep)
 	t.Run("cumulative", func(t *testing.T) {
