@@ -237,3 +237,120 @@ func (a API) TargetState() string {
 	}
 	return b.String()
 }
+
+// Histogram is a native histogram as the query API returns it.
+type Histogram struct {
+	Count, Sum float64
+	Buckets    []Bucket
+}
+
+// Bucket is one bucket of a native histogram: Count observations between
+// Lower and Upper, Boundaries saying which ends are inclusive (0: upper only,
+// as every bucket of an exponential histogram except the zero bucket; 1:
+// lower only; 2: neither; 3: both).
+type Bucket struct {
+	Boundaries   int
+	Lower, Upper float64
+	Count        float64
+}
+
+// Contains reports whether v falls into the bucket.
+func (b Bucket) Contains(v float64) bool {
+	lowerIn, upperIn := b.Boundaries == 1 || b.Boundaries == 3, b.Boundaries == 0 || b.Boundaries == 3
+	return (v > b.Lower || lowerIn && v == b.Lower) && (v < b.Upper || upperIn && v == b.Upper)
+}
+
+// NativeHistogram is the sample's native histogram.
+func (s Sample) NativeHistogram() (Histogram, error) {
+	if len(s.Histogram) != 2 {
+		return Histogram{}, fmt.Errorf("%v is not a native histogram (value: %v)", s.Metric, s.Value)
+	}
+	// The histogram is an object of strings, decoded as any: re-encode it.
+	raw, err := json.Marshal(s.Histogram[1])
+	if err != nil {
+		return Histogram{}, err
+	}
+	var h struct {
+		Count   string  `json:"count"`
+		Sum     string  `json:"sum"`
+		Buckets [][]any `json:"buckets"`
+	}
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return Histogram{}, err
+	}
+	var out Histogram
+	if out.Count, err = strconv.ParseFloat(h.Count, 64); err != nil {
+		return out, err
+	}
+	if out.Sum, err = strconv.ParseFloat(h.Sum, 64); err != nil {
+		return out, err
+	}
+	for _, b := range h.Buckets {
+		if len(b) != 4 {
+			return out, fmt.Errorf("bucket %v", b)
+		}
+		rule, ok := b[0].(float64)
+		if !ok {
+			return out, fmt.Errorf("bucket %v: boundary rule", b)
+		}
+		var bk Bucket
+		bk.Boundaries = int(rule)
+		for i, dst := range []*float64{&bk.Lower, &bk.Upper, &bk.Count} {
+			if *dst, err = parseValue(b[i+1]); err != nil {
+				return out, fmt.Errorf("bucket %v: %w", b, err)
+			}
+		}
+		out.Buckets = append(out.Buckets, bk)
+	}
+	return out, nil
+}
+
+// Exemplar is one stored exemplar.
+type Exemplar struct {
+	Labels map[string]string
+	Value  float64
+	T      time.Time
+}
+
+// ExemplarSeries is a series with the exemplars stored for it.
+type ExemplarSeries struct {
+	Metric    map[string]string
+	Exemplars []Exemplar
+}
+
+// Exemplars returns the exemplars stored between start and end for the
+// series that query selects (/api/v1/query_exemplars).
+func (a API) Exemplars(query string, start, end time.Time) ([]ExemplarSeries, error) {
+	var d []struct {
+		SeriesLabels map[string]string `json:"seriesLabels"`
+		Exemplars    []struct {
+			Labels    map[string]string `json:"labels"`
+			Value     any               `json:"value"`
+			Timestamp any               `json:"timestamp"`
+		} `json:"exemplars"`
+	}
+	params := url.Values{"query": {query},
+		"start": {strconv.FormatFloat(float64(start.UnixMilli())/1000, 'f', 3, 64)},
+		"end":   {strconv.FormatFloat(float64(end.UnixMilli())/1000, 'f', 3, 64)}}
+	if err := a.get("/api/v1/query_exemplars", params, &d); err != nil {
+		return nil, err
+	}
+	out := make([]ExemplarSeries, 0, len(d))
+	for _, s := range d {
+		es := ExemplarSeries{Metric: s.SeriesLabels}
+		for _, e := range s.Exemplars {
+			v, err := parseValue(e.Value)
+			if err != nil {
+				return nil, err
+			}
+			ts, err := parseTime(e.Timestamp)
+			if err != nil {
+				return nil, err
+			}
+			es.Exemplars = append(es.Exemplars, Exemplar{Labels: e.Labels, Value: v, T: ts})
+		}
+		out = append(out, es)
+	}
+	sort.Slice(out, func(i, j int) bool { return labelString(out[i].Metric) < labelString(out[j].Metric) })
+	return out, nil
+}
