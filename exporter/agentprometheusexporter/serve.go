@@ -75,12 +75,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	}
 	defer e.inflight.Add(-1)
 
-	var format expfmt.Format
-	if e.cfg.EnableOpenMetrics {
-		format = expfmt.NegotiateIncludingOpenMetrics(r.Header)
-	} else {
-		format = expfmt.Negotiate(r.Header)
-	}
+	format := negotiate(r.Header, e.cfg.EnableOpenMetrics)
 	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
 
 	// The scrape ends when its client goes, its timeout passes or the

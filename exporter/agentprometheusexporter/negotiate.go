@@ -1,0 +1,70 @@
+package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// negotiate picks a scrape's format as promhttp does (expfmt's negotiation,
+// OpenMetrics only when enabled), with one correction: a protobuf scrape
+// takes its name escaping from the rest of the Accept header.
+//
+// The escaping parameter says which names a scraper can take, and Prometheus
+// 3 puts it only on its text formats ("escaping=allow-utf-8"): protobuf
+// carries names as plain strings. expfmt reads a missing parameter as
+// underscores, so with scrape_native_histograms, which puts protobuf first,
+// every UTF-8 name would be escaped (café.orders_total as caf__orders_total)
+// and a dashboard would lose its series the day native histograms are turned
+// on. A scraper that names an escaping scheme for its other formats gets the
+// same scheme in protobuf; one that names none anywhere (Prometheus 2) still
+// gets underscores.
+func negotiate(h http.Header, openMetrics bool) expfmt.Format {
+	var format expfmt.Format
+	if openMetrics {
+		format = expfmt.NegotiateIncludingOpenMetrics(h)
+	} else {
+		format = expfmt.Negotiate(h)
+	}
+	switch format.FormatType() {
+	case expfmt.TypeProtoDelim, expfmt.TypeProtoText, expfmt.TypeProtoCompact:
+		if scheme, ok := scraperEscaping(h.Get("Accept")); ok {
+			return format.WithEscapingScheme(scheme)
+		}
+	}
+	return format
+}
+
+// scraperEscaping is the escaping scheme that the entries of an Accept header
+// name, when they agree on one and no protobuf entry names its own (expfmt
+// has taken that one already).
+func scraperEscaping(accept string) (model.EscapingScheme, bool) {
+	var found string
+	for entry := range strings.SplitSeq(accept, ",") {
+		mediaType, params, _ := strings.Cut(entry, ";")
+		for param := range strings.SplitSeq(params, ";") {
+			key, value, _ := strings.Cut(param, "=")
+			if strings.TrimSpace(key) != model.EscapingKey {
+				continue
+			}
+			value = strings.TrimSpace(value)
+			if _, err := model.ToEscapingScheme(value); err != nil {
+				continue // expfmt ignores unknown schemes too
+			}
+			if strings.TrimSpace(mediaType) == expfmt.ProtoType {
+				return 0, false
+			}
+			if found != "" && found != value {
+				return 0, false
+			}
+			found = value
+		}
+	}
+	if found == "" {
+		return 0, false
+	}
+	scheme, _ := model.ToEscapingScheme(found)
+	return scheme, true
+}

@@ -1,0 +1,118 @@
+package agentprometheusexporter
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Accept headers of real Prometheus servers, as they sent them to a target.
+const (
+	// Prometheus 3.16, default scrape config.
+	acceptPrometheus3 = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.7," +
+		"application/openmetrics-text;version=0.0.1;q=0.6,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.5," +
+		"text/plain;version=0.0.4;q=0.4,*/*;q=0.3"
+	// Prometheus 3.16 with scrape_native_histograms: true.
+	acceptPrometheus3Native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," +
+		"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5," +
+		"text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+	// Prometheus 3.16 with scrape_native_histograms: true and
+	// metric_name_escaping_scheme: underscores.
+	acceptPrometheus3NativeUnderscores = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," +
+		"application/openmetrics-text;version=1.0.0;escaping=underscores;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5," +
+		"text/plain;version=1.0.0;escaping=underscores;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+	// Prometheus 2.42 (Debian) with --enable-feature=native-histograms.
+	acceptPrometheus2Native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited," +
+		"application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75," +
+		"text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+)
+
+func TestNegotiate(t *testing.T) {
+	const (
+		protobuf    = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+		openMetrics = "application/openmetrics-text; version=1.0.0; charset=utf-8"
+		text        = "text/plain; version=0.0.4; charset=utf-8"
+	)
+	for _, tc := range []struct {
+		name        string
+		accept      string
+		openMetrics bool
+		want        expfmt.Format
+	}{
+		{"Prometheus 3 with native histograms gets UTF-8 names in protobuf", acceptPrometheus3Native, false,
+			protobuf + "; escaping=allow-utf-8"},
+		{"Prometheus 3 with native histograms and OpenMetrics enabled still prefers protobuf", acceptPrometheus3Native, true,
+			protobuf + "; escaping=allow-utf-8"},
+		{"Prometheus 3 escaping names with underscores gets them so in protobuf", acceptPrometheus3NativeUnderscores, false,
+			protobuf + "; escaping=underscores"},
+		{"Prometheus 2 with native histograms gets underscores in protobuf", acceptPrometheus2Native, false,
+			protobuf + "; escaping=underscores"},
+		{"Prometheus 3 gets OpenMetrics when enabled", acceptPrometheus3, true,
+			openMetrics + "; escaping=allow-utf-8"},
+		// expfmt has no text 1.0.0: the 0.0.4 entry matches, and takes the
+		// escaping of the 1.0.0 entry before it (Prometheus 3 parses either).
+		{"Prometheus 3 gets text otherwise", acceptPrometheus3, false,
+			text + "; escaping=allow-utf-8"},
+		{"a protobuf entry's own escaping wins",
+			"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;escaping=underscores;q=0.7," +
+				"text/plain;version=1.0.0;escaping=allow-utf-8;q=0.5", false,
+			protobuf + "; escaping=underscores"},
+		{"entries that disagree leave expfmt's default",
+			"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," +
+				"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=1.0.0;escaping=dots;q=0.5", false,
+			protobuf + "; escaping=underscores"},
+		{"an unknown scheme is ignored",
+			"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," +
+				"text/plain;version=1.0.0;escaping=bogus;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4", false,
+			protobuf + "; escaping=allow-utf-8"},
+		{"no Accept header", "", false, text + "; escaping=underscores"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if tc.accept != "" {
+				h.Set("Accept", tc.accept)
+			}
+			assert.Equal(t, tc.want, negotiate(h, tc.openMetrics))
+		})
+	}
+}
+
+// TestUTF8NamesReachPrometheus3InProtobuf scrapes as Prometheus 3 does with
+// native histograms on: the names of a UTF-8 translation strategy come out
+// as they are, as in its OpenMetrics and text scrapes.
+func TestUTF8NamesReachPrometheus3InProtobuf(t *testing.T) {
+	for _, strategy := range []TranslationStrategy{NoUTF8EscapingWithSuffixes, NoTranslation} {
+		t.Run(string(strategy), func(t *testing.T) {
+			te := startExporter(t, func(c *Config) { c.TranslationStrategy = strategy })
+			md, ms := batch(agent)
+			gauge(ms, "café.queue.depth", 3, map[string]any{"café.table": "terrasse"})
+			te.consume(md)
+
+			body, hdr := te.scrapeRaw(acceptPrometheus3Native)
+			require.Equal(t, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8",
+				hdr.Get("Content-Type"))
+			// The decoder validates names by the escaping its format names.
+			dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.Format(hdr.Get("Content-Type")))
+			var got []string
+			for {
+				var mf dto.MetricFamily
+				err := dec.Decode(&mf)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				for _, m := range mf.GetMetric() {
+					got = append(got, mf.GetName()+labelString(m.GetLabel()))
+				}
+			}
+			assert.Contains(t, got, "café.queue.depth"+lbl("café.table=terrasse"))
+		})
+	}
+}
