@@ -108,12 +108,15 @@ soak: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_SOAK_DURATION=$(SOAK_DURATION) \
 		$(GO) test -count=1 -v -run TestChurnSoak -timeout $(SOAK_TIMEOUT) ./test/soak
 
-## e2e: demo agents and telemetrygen -> the distro -> a real Prometheus (TLS + bearer token), checked through its query API
-e2e: $(DISTRO) $(TELEMETRYGEN) prometheus
+## e2e: demo agents and telemetrygen -> the distro -> Prometheus 2.42 (TLS + bearer token), checked
+## through its query API; and an OTel SDK agent -> the distro -> Prometheus 3 scraping protobuf with
+## native histograms, OpenMetrics with exemplars, and UTF-8 names in each format
+e2e: $(DISTRO) $(TELEMETRYGEN) $(PROMETHEUS3) prometheus
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) \
 	STATSGATE_PROMETHEUS=$$(command -v prometheus) \
 	STATSGATE_PROMTOOL=$$(command -v promtool) \
 	STATSGATE_TELEMETRYGEN=$(TELEMETRYGEN) \
+	STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
 	$(GO) test -count=1 -v -timeout 5m ./test/e2e
 
 ## fleet: three replicas of the distro on the default config behind haproxy, scraped by

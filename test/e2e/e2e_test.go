@@ -2,12 +2,15 @@
 // agents and a real Prometheus server: the demo agent (cmd/grpcagent, a
 // grpc-go service instrumented by both otelgrpc and grpc-go's OpenTelemetry
 // plugin) and contrib's telemetrygen push OTLP to the gateway; Prometheus
-// scrapes it over TLS with a bearer token; the test asks Prometheus's query
-// API whether every call arrived exactly once, in seconds.
+// 2.42 (Debian's) scrapes it over TLS with a bearer token; the test asks
+// Prometheus's query API whether every call arrived exactly once, in
+// seconds. TestPrometheus3 does the same with Prometheus 3 in each of the
+// ways it scrapes (protobuf with native histograms, OpenMetrics with
+// exemplars, UTF-8 names).
 //
 // It needs the binary and the tools: `make e2e` builds and installs them and
-// sets STATSGATE_BINARY, STATSGATE_PROMETHEUS, STATSGATE_PROMTOOL and
-// STATSGATE_TELEMETRYGEN.
+// sets STATSGATE_BINARY, STATSGATE_PROMETHEUS, STATSGATE_PROMTOOL,
+// STATSGATE_TELEMETRYGEN and STATSGATE_PROMETHEUS3.
 package e2e
 
 import (
@@ -84,15 +87,19 @@ func binary(t *testing.T) string {
 // the caller meant to run this test.
 func requireTools(t *testing.T) tools {
 	t.Helper()
-	find := func(env string) string {
-		p := os.Getenv(env)
-		require.NotEmpty(t, p, "%s is not set; `make e2e` sets it", env)
-		fi, err := os.Stat(p)
-		require.NoError(t, err, "%s=%s", env, p)
-		require.False(t, fi.IsDir(), "%s=%s is a directory", env, p)
-		return p
-	}
-	return tools{find("STATSGATE_PROMETHEUS"), find("STATSGATE_PROMTOOL"), find("STATSGATE_TELEMETRYGEN")}
+	return tools{requireTool(t, "STATSGATE_PROMETHEUS"), requireTool(t, "STATSGATE_PROMTOOL"), requireTool(t, "STATSGATE_TELEMETRYGEN")}
+}
+
+// requireTool is the path of the tool that env names; it fails (not skips)
+// when the tool is missing.
+func requireTool(t *testing.T, env string) string {
+	t.Helper()
+	p := os.Getenv(env)
+	require.NotEmpty(t, p, "%s is not set; `make e2e` sets it", env)
+	fi, err := os.Stat(p)
+	require.NoError(t, err, "%s=%s", env, p)
+	require.False(t, fi.IsDir(), "%s=%s is a directory", env, p)
+	return p
 }
 
 // manifest is what cmd/grpcagent writes about the calls it made.
