@@ -127,12 +127,12 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	}
 	e.expiredOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
 	e.endedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
-	if err := e.registerGauges(); err != nil {
-		return nil, err
-	}
 	return e, nil
 }
 
+// registerGauges registers the callbacks of the observed gauges; shutdown
+// unregisters them (telemetry.Shutdown), so that nothing outside the
+// exporter refers to it once it has stopped.
 func (e *agentPrometheusExporter) registerGauges() error {
 	observe := func(f func() int64) metric.Int64Callback {
 		return func(_ context.Context, o metric.Int64Observer) error {
@@ -230,6 +230,9 @@ func (e *agentPrometheusExporter) sweep(tick <-chan time.Time, stop func(), quit
 func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if err := e.registerGauges(); err != nil {
+		return err
+	}
 	ln, err := e.cfg.Server.ToListener(ctx)
 	if err != nil {
 		return err
@@ -258,10 +261,12 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 }
 
 // shutdown stops the sweeper and the server and waits until the listener is
-// closed, so the port can be bound again by the next Start.
+// closed, so the port can be bound again by the next Start, and unregisters
+// the gauges' callbacks.
 func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	defer e.telemetry.Shutdown()
 	if e.stopSweep != nil {
 		close(e.stopSweep)
 		<-e.sweepDone

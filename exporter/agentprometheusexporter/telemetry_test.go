@@ -2,9 +2,12 @@ package agentprometheusexporter
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
+	"weak"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -65,4 +68,61 @@ func TestSelfTelemetry(t *testing.T) {
 	require.Equal(t, uint64(1), hist.DataPoints[0].Count)
 	format, _ := hist.DataPoints[0].Attributes.Value("format")
 	require.Equal(t, "text", format.AsString())
+}
+
+// gaugeNames are the exporter's observed gauges.
+var gaugeNames = []string{
+	"otelcol_exporter_agentprometheus_series_active",
+	"otelcol_exporter_agentprometheus_descriptors_cached",
+	"otelcol_exporter_agentprometheus_descriptor_cache_hits",
+	"otelcol_exporter_agentprometheus_descriptor_cache_misses",
+	"otelcol_exporter_agentprometheus_descriptor_cache_evictions",
+}
+
+// TestShutdownUnregistersTheGauges: the gauges are observed while the
+// exporter runs and no longer once it has shut down. Otherwise an exporter
+// replaced by a reload would go on reporting its series next to the new
+// one's, and its callbacks would keep its whole store reachable from the
+// meter provider.
+func TestShutdownUnregistersTheGauges(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := createDefaultConfig().(*Config)
+	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Scrape.DrainTimeout = 0
+	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), cfg, newFakeClock().clock())
+	require.NoError(t, err)
+	ctx := context.Background()
+	observed := func() []string {
+		var names []string
+		for _, name := range gaugeNames {
+			if _, err := tel.GetMetric(name); err == nil {
+				names = append(names, name)
+			}
+		}
+		return names
+	}
+
+	require.NoError(t, exp.start(ctx, componenttest.NewNopHost()))
+	md, ms := batch(agent)
+	gauge(ms, "g", 1, nil)
+	require.NoError(t, exp.consumeMetrics(ctx, md))
+	assert.Equal(t, gaugeNames, observed(), "observed while running")
+	metadatatest.AssertEqualExporterAgentprometheusSeriesActive(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, exp.shutdown(ctx))
+	assert.Empty(t, observed(), "observed after shutdown")
+
+	// The same instance can start again, and is observed again.
+	require.NoError(t, exp.start(ctx, componenttest.NewNopHost()))
+	metadatatest.AssertEqualExporterAgentprometheusSeriesActive(t, tel, []metricdata.DataPoint[int64]{{Value: 1}}, metricdatatest.IgnoreTimestamp())
+	require.NoError(t, exp.shutdown(ctx))
+	assert.Empty(t, observed(), "observed after the second shutdown")
+
+	// Nothing the telemetry holds keeps the shut-down exporter's series. Two
+	// collections: sync.Pool keeps what it holds through one.
+	series := weak.Make(exp.store)
+	exp = nil
+	runtime.GC()
+	runtime.GC()
+	assert.Nil(t, series.Value(), "the store of a shut-down exporter is still reachable")
 }
