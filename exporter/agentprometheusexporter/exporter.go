@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/exporter"
@@ -60,11 +61,14 @@ type agentPrometheusExporter struct {
 	conv  *convert.Converter
 	expo  exposition.Options
 
-	// attribute options prepared once so that recording does not allocate
+	// attribute options prepared once so that recording does not allocate;
+	// a scrape's are whole option lists, since even a variadic list of one
+	// allocates when it is built at the call
 	reasonOpts  [convert.NumReasons]metric.AddOption
 	expiredOpt  metric.AddOption
 	endedOpt    metric.AddOption
-	outcomeOpts [numOutcomes]metric.AddOption
+	outcomeOpts [numOutcomes][]metric.AddOption
+	formatOpts  [numFormats][]metric.RecordOption
 
 	scrapes  *scrape.Coalescer
 	scrapers *scrapers
@@ -120,13 +124,16 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		scrapers:  newScrapers(),
 	}
 	for o := range e.outcomeOpts {
-		e.outcomeOpts[o] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))
+		e.outcomeOpts[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
 	}
 	for r := range e.reasonOpts {
 		e.reasonOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))
 	}
 	e.expiredOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
 	e.endedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
+	for f := range e.formatOpts {
+		e.formatOpts[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatNames[f])))}
+	}
 	return e, nil
 }
 
@@ -341,14 +348,31 @@ func (e *agentPrometheusExporter) waitRelease(ctx context.Context, done func(sto
 	return true
 }
 
-// formatName labels a negotiated format in self-telemetry.
-func formatName(contentType string) string {
+// scrapeFormat labels a negotiated format in self-telemetry.
+type scrapeFormat int
+
+const (
+	formatText scrapeFormat = iota
+	formatOpenMetrics
+	formatProtobuf
+	numFormats
+)
+
+var formatNames = [numFormats]string{"text", "openmetrics", "protobuf"}
+
+func formatOf(contentType string) scrapeFormat {
 	switch {
 	case strings.HasPrefix(contentType, "application/openmetrics-text"):
-		return "openmetrics"
+		return formatOpenMetrics
 	case strings.HasPrefix(contentType, "application/vnd.google.protobuf"):
-		return "protobuf"
+		return formatProtobuf
 	default:
-		return "text"
+		return formatText
 	}
+}
+
+// recordScrapeDuration records how long a scrape in format took, with the
+// attribute set prepared for its format.
+func (e *agentPrometheusExporter) recordScrapeDuration(ctx context.Context, format expfmt.Format, took time.Duration) {
+	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(ctx, took.Seconds(), e.formatOpts[formatOf(string(format))]...)
 }

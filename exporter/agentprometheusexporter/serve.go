@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
@@ -124,8 +122,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 		outcome = outcomeFailed
 	}
 	e.countScrape(r.Context(), outcome)
-	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(r.Context(), time.Since(start).Seconds(),
-		metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatName(string(format))))))
+	e.recordScrapeDuration(r.Context(), format, time.Since(start))
 	if err == nil {
 		return
 	}
@@ -152,7 +149,7 @@ type responseConn struct {
 func (c responseConn) SetWriteDeadline(t time.Time) error { return c.rc.SetWriteDeadline(t) }
 
 func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutcome) {
-	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o])
+	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o]...)
 }
 
 // encoder writes the exposition in format, compressed when gz is set. Text

@@ -7,6 +7,8 @@ import (
 	"time"
 	"weak"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -125,4 +127,39 @@ func TestShutdownUnregistersTheGauges(t *testing.T) {
 	runtime.GC()
 	runtime.GC()
 	assert.Nil(t, series.Value(), "the store of a shut-down exporter is still reachable")
+}
+
+// TestScrapeTelemetryDoesNotAllocate: counting a scrape and recording its
+// duration by format use attribute sets and option lists prepared once.
+func TestScrapeTelemetryDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), createDefaultConfig().(*Config), wallClock)
+	require.NoError(t, err)
+	ctx := context.Background()
+	formats := []expfmt.Format{
+		expfmt.NewFormat(expfmt.TypeTextPlain),
+		expfmt.NewFormat(expfmt.TypeOpenMetrics).WithEscapingScheme(model.NoEscaping),
+		expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping),
+	}
+	for _, format := range formats {
+		record := func() {
+			exp.countScrape(ctx, outcomeServed)
+			exp.recordScrapeDuration(ctx, format, time.Millisecond)
+		}
+		record() // the first recording of a series creates it
+		assert.Zero(t, testing.AllocsPerRun(100, record), "allocations per %s scrape", format)
+	}
+	got, err := tel.GetMetric("otelcol_exporter_agentprometheus_scrape_duration")
+	require.NoError(t, err)
+	counts := map[string]uint64{}
+	for _, dp := range got.Data.(metricdata.Histogram[float64]).DataPoints {
+		format, _ := dp.Attributes.Value("format")
+		counts[format.AsString()] += dp.Count
+	}
+	// AllocsPerRun runs the function once more than asked, to warm up.
+	assert.Equal(t, map[string]uint64{"text": 102, "openmetrics": 102, "protobuf": 102}, counts)
 }
