@@ -3,6 +3,8 @@ package exporterbench
 import (
 	"testing"
 	"time"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 const (
@@ -57,7 +59,7 @@ func churnOnce(b *testing.B, name string) (ratio, perSeries float64) {
 	}
 	send := func(round int) {
 		for _, a := range live {
-			in.consume(b, gateway.batch(agentName(a), 0, pointTime(round)))
+			in.consume(b, batch(workload.Gateway, a, 0, round))
 		}
 	}
 
@@ -96,7 +98,7 @@ func churnOnce(b *testing.B, name string) (ratio, perSeries float64) {
 		held[i] = float64(int64(h) - int64(base))
 	}
 	note("churn %s: heap held by the exporter at the end of the warm-up and of each churn period (MiB): %v", name, mib(held))
-	return held[len(held)-1] / held[1], held[len(held)-1] / float64(churnAgents*gateway.seriesPerAgent())
+	return held[len(held)-1] / held[1], held[len(held)-1] / float64(churnAgents*workload.Gateway.SeriesPerAgent())
 }
 
 func mib(v []float64) []float64 {

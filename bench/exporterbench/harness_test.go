@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/statsgate/statsgate/bench/internal/workload"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 )
 
@@ -169,9 +170,9 @@ func (in *instance) consume(tb testing.TB, md pmetric.Metrics) {
 
 // load gives the exporter agents batches of shape s, built one at a time
 // and dropped after use, as a receiver would decode them.
-func (in *instance) load(tb testing.TB, s shape, agents int, ts int) {
+func (in *instance) load(tb testing.TB, s workload.Shape, agents int, ts int) {
 	for a := range agents {
-		in.consume(tb, s.batch(agentName(a), 0, pointTime(ts)))
+		in.consume(tb, batch(s, a, 0, ts))
 	}
 }
 
@@ -383,15 +384,15 @@ func heapAfterGC() uint64 {
 }
 
 // sizes returns the sizes selected by BENCH_SIZES (default: all).
-func sizes() []size {
+func sizes() []workload.Size {
 	env := os.Getenv("BENCH_SIZES")
 	if env == "" {
-		return allSizes
+		return workload.Sizes
 	}
-	var out []size
-	for _, s := range allSizes {
+	var out []workload.Size
+	for _, s := range workload.Sizes {
 		for w := range strings.SplitSeq(env, ",") {
-			if strings.EqualFold(strings.TrimSpace(w), s.name) {
+			if strings.EqualFold(strings.TrimSpace(w), s.Name) {
 				out = append(out, s)
 			}
 		}
@@ -401,6 +402,6 @@ func sizes() []size {
 
 // skipContrib1M reports whether BENCH_CONTRIB_1M=0 asks to leave out contrib
 // at 1M series.
-func skipContrib1M(name string, s size) bool {
-	return name == contrib && s.series >= 1_000_000 && os.Getenv("BENCH_CONTRIB_1M") == "0"
+func skipContrib1M(name string, s workload.Size) bool {
+	return name == contrib && s.Series >= 1_000_000 && os.Getenv("BENCH_CONTRIB_1M") == "0"
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 // ingestAgents is the number of agents held while ingesting: 100k series.
@@ -35,7 +37,7 @@ func ingestExisting(b *testing.B, name string) {
 	defer in.shutdown(b)
 	templates := make([]pmetric.Metrics, ingestAgents)
 	for a := range templates {
-		templates[a] = gateway.batch(agentName(a), 0, pointTime(0))
+		templates[a] = batch(workload.Gateway, a, 0, 0)
 	}
 	round := make([]pmetric.Metrics, ingestAgents)
 	fresh := func(r int) {
@@ -66,14 +68,14 @@ func ingestExisting(b *testing.B, name string) {
 			m.stop()
 		}
 	}
-	m.report("point", float64(gateway.seriesPerAgent()))
+	m.report("point", float64(workload.Gateway.SeriesPerAgent()))
 	in.noteLogs("ingesting points of existing series")
 }
 
 func ingestNew(b *testing.B, name string) {
 	in := start(b, name, settings{})
 	defer in.shutdown(b)
-	in.load(b, gateway, ingestAgents, 0)
+	in.load(b, workload.Gateway, ingestAgents, 0)
 	runtime.GC()
 
 	m := newMeter(b)
@@ -84,7 +86,7 @@ func ingestNew(b *testing.B, name string) {
 			n := min(ingestAgents, b.N-i)
 			for a := range n {
 				gen++
-				round[a] = gateway.batch(agentName(a), gen, pointTime(1))
+				round[a] = batch(workload.Gateway, a, gen, 1)
 			}
 			m.start()
 		}
@@ -94,6 +96,6 @@ func ingestNew(b *testing.B, name string) {
 			m.stop()
 		}
 	}
-	m.report("point", float64(gateway.seriesPerAgent()))
+	m.report("point", float64(workload.Gateway.SeriesPerAgent()))
 	in.noteLogs("ingesting points of new series")
 }

@@ -3,6 +3,8 @@ package exporterbench
 import (
 	"runtime"
 	"testing"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 // BenchmarkRetained measures the heap an exporter holds for its series:
@@ -15,10 +17,10 @@ func BenchmarkRetained(b *testing.B) {
 	for _, name := range exporterNames {
 		b.Run("exporter="+name, func(b *testing.B) {
 			for _, sz := range sizes() {
-				if sz.series < 100_000 {
+				if sz.Series < 100_000 {
 					continue
 				}
-				b.Run("series="+sz.name, func(b *testing.B) {
+				b.Run("series="+sz.Name, func(b *testing.B) {
 					if skipContrib1M(name, sz) {
 						b.Skip("BENCH_CONTRIB_1M=0")
 					}
@@ -26,23 +28,23 @@ func BenchmarkRetained(b *testing.B) {
 					for range b.N {
 						retained += retainedOnce(b, name, sz)
 					}
-					b.ReportMetric(retained/float64(b.N)/float64(sz.series), "B/series-retained")
+					b.ReportMetric(retained/float64(b.N)/float64(sz.Series), "B/series-retained")
 				})
 			}
 		})
 	}
 }
 
-func retainedOnce(b *testing.B, name string, sz size) float64 {
+func retainedOnce(b *testing.B, name string, sz workload.Size) float64 {
 	b.StopTimer()
 	before := heapAfterGC()
 	b.StartTimer()
 	in := start(b, name, settings{})
-	in.load(b, gateway, sz.series/gateway.seriesPerAgent(), 0)
+	in.load(b, workload.Gateway, sz.Agents(workload.Gateway), 0)
 	b.StopTimer()
 	after := heapAfterGC()
 	runtime.KeepAlive(in)
-	in.noteLogs("loading " + sz.name + " series")
+	in.noteLogs("loading " + sz.Name + " series")
 	in.shutdown(b)
 	b.StartTimer()
 	return float64(int64(after) - int64(before))

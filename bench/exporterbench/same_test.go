@@ -9,17 +9,19 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 // TestSameSeries checks, on small instances of each workload, that both
 // exporters serve the same families, types, label sets and values, so that
 // the benchmarks compare the same work.
 func TestSameSeries(t *testing.T) {
-	small := gateway
-	small.seriesPerFamily = 20
-	shapes := map[string]shape{"gateway": small}
+	small := workload.Gateway
+	small.SeriesPerFamily = 20
+	shapes := map[string]workload.Shape{"gateway": small}
 	for _, c := range seedCases {
-		shapes[fmt.Sprintf("seed %d+%d", c.base, c.extra)] = seedShape(c.base, c.extra)
+		shapes[fmt.Sprintf("seed %d+%d", c.base, c.extra)] = workload.Seed(c.base, c.extra)
 	}
 	for name, s := range shapes {
 		t.Run(name, func(t *testing.T) {
@@ -37,7 +39,7 @@ func TestSameSeries(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", exp, err)
 				}
-				if want := agents * s.samplesPerAgent(); samples != want {
+				if want := textSamples(s, agents); samples != want {
 					t.Errorf("%s: %d samples, want %d", exp, samples, want)
 				}
 				got[exp] = lines

@@ -3,6 +3,8 @@ package exporterbench
 import (
 	"io"
 	"testing"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 // BenchmarkScrape measures one whole /metrics response over loopback HTTP,
@@ -19,7 +21,7 @@ func BenchmarkScrape(b *testing.B) {
 	for _, name := range exporterNames {
 		b.Run("exporter="+name, func(b *testing.B) {
 			for _, sz := range sizes() {
-				b.Run("series="+sz.name, func(b *testing.B) {
+				b.Run("series="+sz.Name, func(b *testing.B) {
 					if skipContrib1M(name, sz) {
 						b.Skip("BENCH_CONTRIB_1M=0")
 					}
@@ -32,17 +34,17 @@ func BenchmarkScrape(b *testing.B) {
 
 // scrapeSize loads one exporter with sz and runs a sub-benchmark per format;
 // the setup is shared by the formats and by every round of -count.
-func scrapeSize(b *testing.B, name string, sz size) {
+func scrapeSize(b *testing.B, name string, sz workload.Size) {
 	in := start(b, name, settings{})
 	defer in.shutdown(b)
-	agents := sz.series / gateway.seriesPerAgent()
-	in.load(b, gateway, agents, 0)
-	in.noteLogs("loading " + sz.name + " series")
+	agents := sz.Agents(workload.Gateway)
+	in.load(b, workload.Gateway, agents, 0)
+	in.noteLogs("loading " + sz.Name + " series")
 
 	// One text scrape, untimed: counts the samples and warms the server up.
 	samples, textBytes := in.countSamples(b)
-	if want := agents * gateway.samplesPerAgent(); samples != want {
-		note("%s at %s series: the text scrape has %d samples, want %d", name, sz.name, samples, want)
+	if want := textSamples(workload.Gateway, agents); samples != want {
+		note("%s at %s series: the text scrape has %d samples, want %d", name, sz.Name, samples, want)
 	}
 	for _, f := range formats {
 		// The first full response of each format is the reference size of
@@ -64,15 +66,15 @@ func scrapeSize(b *testing.B, name string, sz size) {
 				if refSize == 0 {
 					refSize = n
 				} else if n != refSize {
-					note("%s at %s series: a %s response had %d bytes, an earlier one %d (partial response?)", name, sz.name, f.name, n, refSize)
+					note("%s at %s series: a %s response had %d bytes, an earlier one %d (partial response?)", name, sz.Name, f.name, n, refSize)
 				}
 			}
 			m.stop()
-			m.report("series", float64(sz.series))
+			m.report("series", float64(sz.Series))
 			b.ReportMetric(float64(m.elapsed.Nanoseconds())/float64(b.N)/float64(samples), "ns/sample")
 			b.ReportMetric(float64(m.mallocs)/float64(b.N)/float64(samples), "allocs/sample")
 			b.ReportMetric(float64(refSize), "B/response")
 		})
-		in.noteLogs("scraping " + f.name + " at " + sz.name + " series")
+		in.noteLogs("scraping " + f.name + " at " + sz.Name + " series")
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"testing"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 // seedCases are the per-series conversion cases of the coder
@@ -26,23 +28,23 @@ func BenchmarkSeed(b *testing.B) {
 		b.Run("exporter="+name, func(b *testing.B) {
 			for _, c := range seedCases {
 				b.Run(fmt.Sprintf("labels=%dbase+%dextra", c.base, c.extra), func(b *testing.B) {
-					seedCase(b, name, seedShape(c.base, c.extra))
+					seedCase(b, name, workload.Seed(c.base, c.extra))
 				})
 			}
 		})
 	}
 }
 
-func seedCase(b *testing.B, name string, s shape) {
+func seedCase(b *testing.B, name string, s workload.Shape) {
 	// Set up anew on each call with a larger b.N: 10k series load quickly.
 	in := start(b, name, settings{})
 	defer in.shutdown(b)
 	in.load(b, s, seedAgents, 0)
 	samples, _ := in.countSamples(b)
-	if want := seedAgents * s.samplesPerAgent(); samples != want {
-		note("%s seed %d+%d: the text scrape has %d samples, want %d", name, s.baseLabels, s.extraLabels, samples, want)
+	if want := textSamples(s, seedAgents); samples != want {
+		note("%s seed %d+%d: the text scrape has %d samples, want %d", name, s.BaseLabels, s.ExtraLabels, samples, want)
 	}
-	series := float64(seedAgents * s.seriesPerAgent())
+	series := float64(seedAgents * s.SeriesPerAgent())
 
 	m := newMeter(b)
 	m.start()
@@ -54,5 +56,5 @@ func seedCase(b *testing.B, name string, s shape) {
 	}
 	m.stop()
 	m.report("series", series)
-	in.noteLogs(fmt.Sprintf("seed case %d+%d", s.baseLabels, s.extraLabels))
+	in.noteLogs(fmt.Sprintf("seed case %d+%d", s.BaseLabels, s.ExtraLabels))
 }

@@ -57,7 +57,7 @@ func TestExpectedSamples(t *testing.T) {
 	if got, want := expectedSamples(o), int64(2*3*(4+3+3*13)); got != want {
 		t.Fatalf("expectedSamples = %d, want %d", got, want)
 	}
-	md := agentMetrics(o, 1, 1, 2)
+	md := o.shape().Batch("agent", 0, 1, 2)
 	if n := md.DataPointCount(); n != 10*3 {
 		t.Fatalf("points per agent = %d, want 30", n)
 	}

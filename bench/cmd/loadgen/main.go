@@ -1,5 +1,6 @@
 // Command loadgen is the load generator of the end-to-end benchmark
 // (bench/e2e.sh). It plays A agents × F metric families × S series per family
+// (bench/internal/workload, the load bench/exporterbench feeds in process)
 // into a collector over OTLP/gRPC, one request per agent, then scrapes the
 // collector's Prometheus endpoint over HTTP and reports scrape latency, body
 // size, sample count, completeness of the body and the collector's memory.
@@ -39,52 +40,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
-
-// histogramBounds are the ten explicit bounds of every histogram family.
-var histogramBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
-
-var cloudRegions = []string{"eu-west-1", "us-east-1", "us-west-2", "ap-south-1"}
-
-// pointAttrKeys are the four data point attributes, always put in this order.
-var pointAttrKeys = [4]string{"http.request.method", "http.route", "http.response.status_code", "shard"}
-
-var (
-	httpMethods = []string{"GET", "POST", "PUT", "DELETE"}
-	httpStatus  = []string{"200", "201", "404", "500", "503"}
-)
-
-type familyKind int
-
-const (
-	kindGauge familyKind = iota
-	kindCounter
-	kindHistogram
-)
-
-func (k familyKind) String() string {
-	switch k {
-	case kindGauge:
-		return "gauge"
-	case kindCounter:
-		return "counter"
-	default:
-		return "histogram"
-	}
-}
-
-// kindOf spreads the families 40% gauges, 30% monotonic cumulative counters,
-// 30% histograms (exact for any multiple of ten families).
-func kindOf(family int) familyKind {
-	switch r := family % 10; {
-	case r < 4:
-		return kindGauge
-	case r < 7:
-		return kindCounter
-	default:
-		return kindHistogram
-	}
-}
 
 type options struct {
 	name          string
@@ -107,7 +65,7 @@ func main() {
 	var table string
 	flag.StringVar(&o.name, "name", "", "label of this run in the output (e.g. the exporter's name)")
 	flag.IntVar(&o.agents, "agents", 10, "number of agents (A): one resource and one OTLP request each")
-	flag.IntVar(&o.families, "families", 10, "metric families per agent (F): 40% gauges, 30% counters, 30% histograms")
+	flag.IntVar(&o.families, "families", 10, "metric families per agent (F): 40% gauges, 30% counters, 30% histograms (workload.Mix)")
 	flag.IntVar(&o.series, "series", 100, "series per family per agent (S)")
 	flag.StringVar(&o.otlpEndpoint, "otlp", "127.0.0.1:4317", "OTLP/gRPC endpoint of the collector (host:port)")
 	flag.StringVar(&o.metricsURL, "metrics-url", "http://127.0.0.1:9464/metrics", "Prometheus endpoint of the collector")
@@ -334,20 +292,13 @@ func run(o options) (*summary, error) {
 	return s, nil
 }
 
+// shape is what each agent sends.
+func (o options) shape() workload.Shape { return workload.Mix(o.families, o.series) }
+
 // expectedSamples is the number of sample lines a complete text exposition
-// has for this load, target_info apart: one per gauge and counter series,
-// len(bounds)+1 buckets plus _sum and _count per histogram series.
+// has for this load, target_info apart.
 func expectedSamples(o options) int64 {
-	var per int64
-	for f := 0; f < o.families; f++ {
-		switch kindOf(f) {
-		case kindHistogram:
-			per += int64(len(histogramBounds) + 1 + 2)
-		default:
-			per++
-		}
-	}
-	return per * int64(o.series) * int64(o.agents)
+	return int64(o.shape().Samples()) * int64(o.agents)
 }
 
 // percentile returns the nearest-rank percentile of sorted values (with few
@@ -374,6 +325,7 @@ func send(ctx context.Context, o options, s *summary) error {
 	startTS := pcommon.NewTimestampFromTime(start.Add(-time.Minute))
 	nowTS := pcommon.NewTimestampFromTime(start)
 
+	shape := o.shape()
 	agents := make(chan int)
 	var (
 		failed   atomic.Int64
@@ -389,7 +341,7 @@ func send(ctx context.Context, o options, s *summary) error {
 		go func() {
 			defer wg.Done()
 			for a := range agents {
-				req := pmetricotlp.NewExportRequestFromMetrics(agentMetrics(o, a, startTS, nowTS))
+				req := pmetricotlp.NewExportRequestFromMetrics(shape.Batch(workload.AgentName(a), 0, startTS, nowTS))
 				wire.Add(int64((&pmetric.ProtoMarshaler{}).MetricsSize(req.Metrics())))
 				resp, tries, err := exportWithRetry(ctx, client, req)
 				retries.Add(int64(tries - 1))
@@ -461,96 +413,6 @@ func exportWithRetry(ctx context.Context, client pmetricotlp.GRPCClient, req pme
 		}
 	}
 	return pmetricotlp.NewExportResponse(), maxTries, lastErr
-}
-
-// agentMetrics builds the batch of agent a: one ResourceMetrics, one scope,
-// o.families metrics with o.series points each.
-func agentMetrics(o options, a int, startTS, nowTS pcommon.Timestamp) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	res := rm.Resource().Attributes()
-	res.EnsureCapacity(5)
-	res.PutStr("service.name", fmt.Sprintf("svc-%02d", a%50))
-	res.PutStr("service.namespace", "bench")
-	res.PutStr("service.instance.id", fmt.Sprintf("instance-%05d", a))
-	res.PutStr("host.name", fmt.Sprintf("host-%05d", a))
-	res.PutStr("cloud.region", cloudRegions[a%len(cloudRegions)])
-
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName("github.com/statsgate/statsgate/bench/cmd/loadgen")
-	sm.Scope().SetVersion("0.1.0")
-	metrics := sm.Metrics()
-	metrics.EnsureCapacity(o.families)
-
-	for f := 0; f < o.families; f++ {
-		m := metrics.AppendEmpty()
-		kind := kindOf(f)
-		switch kind {
-		case kindGauge:
-			m.SetName(fmt.Sprintf("loadgen.queue.depth.f%03d", f))
-			m.SetDescription("Items waiting in the queue.")
-			m.SetUnit("{item}")
-			pts := m.SetEmptyGauge().DataPoints()
-			pts.EnsureCapacity(o.series)
-			for j := 0; j < o.series; j++ {
-				p := pts.AppendEmpty()
-				setPointAttrs(p.Attributes(), j)
-				p.SetTimestamp(nowTS)
-				p.SetDoubleValue(float64((a*o.series+j)%1000) + 0.5)
-			}
-		case kindCounter:
-			m.SetName(fmt.Sprintf("loadgen.requests.f%03d", f))
-			m.SetDescription("Requests handled.")
-			m.SetUnit("{request}")
-			sum := m.SetEmptySum()
-			sum.SetIsMonotonic(true)
-			sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-			pts := sum.DataPoints()
-			pts.EnsureCapacity(o.series)
-			for j := 0; j < o.series; j++ {
-				p := pts.AppendEmpty()
-				setPointAttrs(p.Attributes(), j)
-				p.SetStartTimestamp(startTS)
-				p.SetTimestamp(nowTS)
-				p.SetDoubleValue(float64(1000 + j))
-			}
-		case kindHistogram:
-			m.SetName(fmt.Sprintf("loadgen.request.duration.f%03d", f))
-			m.SetDescription("Duration of requests.")
-			m.SetUnit("s")
-			h := m.SetEmptyHistogram()
-			h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-			pts := h.DataPoints()
-			pts.EnsureCapacity(o.series)
-			for j := 0; j < o.series; j++ {
-				p := pts.AppendEmpty()
-				setPointAttrs(p.Attributes(), j)
-				p.SetStartTimestamp(startTS)
-				p.SetTimestamp(nowTS)
-				p.ExplicitBounds().FromRaw(histogramBounds)
-				counts := make([]uint64, len(histogramBounds)+1)
-				var total uint64
-				for b := range counts {
-					counts[b] = uint64(b + 1 + j%3)
-					total += counts[b]
-				}
-				p.BucketCounts().FromRaw(counts)
-				p.SetCount(total)
-				p.SetSum(float64(total) * 0.42)
-			}
-		}
-	}
-	return md
-}
-
-// setPointAttrs puts the four point attributes, in pointAttrKeys order; the
-// route makes every series of a family distinct.
-func setPointAttrs(attrs pcommon.Map, j int) {
-	attrs.EnsureCapacity(len(pointAttrKeys))
-	attrs.PutStr(pointAttrKeys[0], httpMethods[j%len(httpMethods)])
-	attrs.PutStr(pointAttrKeys[1], fmt.Sprintf("/api/v1/items/%d", j))
-	attrs.PutStr(pointAttrKeys[2], httpStatus[j%len(httpStatus)])
-	attrs.PutStr(pointAttrKeys[3], strconv.Itoa(j%8))
 }
 
 // countingReader counts the bytes read through it (the bytes on the wire).
