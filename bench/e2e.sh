@@ -310,7 +310,7 @@ done
 	echo "- **agentprometheus**: \`_build/otelcol-statsgate\` (builder-config.yaml, source at commit $SOURCE_REV), \`resource_labels: [host.name, cloud.region]\`, \`without_scope_info: true\`, \`max_series: 2000000\`."
 	echo "- **prometheus**: \`bench/peer/_build/otelcol-peer\`, contrib \`prometheusexporter\` v0.155.0 with every collector module at v0.155.0 / v1.61.0 (bench/peer/builder-config.yaml), \`resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}\`, \`without_scope_info: true\`."
 	echo "- Both: otlp gRPC receiver → memory_limiter (16 GiB) → exporter, a fresh process per row, default HTTP server settings (write_timeout 30 s), loopback only."
-	echo "- Load (bench/cmd/loadgen): A agents × $FAMILIES families × $SERIES series, one OTLP/gRPC request per agent (8 in flight); families 40% gauges, 30% cumulative counters, 30% histograms with 10 bounds; 4 point attributes; resources with service.name/namespace/instance.id, host.name, cloud.region."
+	echo "- Load (bench/cmd/loadgen, the workload of bench/internal/workload): $("$WORK/loadgen" -describe -families "$FAMILIES" -series "$SERIES")"
 	echo "- Then $SCRAPES plain-text scrapes (\`Accept-Encoding: identity\`, text format 0.0.4, p99 is the slowest of them) and one gzip scrape, each read to the end. *Complete*: HTTP 200, read without error, ends with a newline, and exactly the expected samples (target_info apart); *RSS* is VmRSS after the scrapes, peak is VmHWM. The load generator runs on the same 2 cores."
 	echo
 	"$WORK/loadgen" -table "$JSONL"
