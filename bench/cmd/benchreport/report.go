@@ -1,0 +1,247 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type reportInputs struct {
+	benchstat, commands, e2e, svgPath string
+	conc                              string
+}
+
+// column is one metric shown as ours | contrib | contrib/ours.
+type column struct {
+	unit  string
+	title string
+	fmt   func(float64) string
+}
+
+func writeReport(r *results, in reportInputs) string {
+	var b strings.Builder
+	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+
+	w("# Benchmarks: agentprometheus vs contrib's prometheusexporter\n\n")
+	w("Side-by-side benchmarks of `exporter/agentprometheusexporter` (**ours**) and contrib's\n")
+	w("`prometheusexporter` v0.155.0 (**contrib**), run in the same `go test -bench` process from\n")
+	w("`bench/exporterbench`. Both exporters are created through their public factories, fed identical\n")
+	w("OTLP batches and scraped over loopback HTTP. Regenerate this file with `bash bench/bench.sh`\n")
+	w("(`QUICK=1` for a short run); the raw output is in `bench/results/`.\n\n")
+	w("Figures are medians over the runs; **contrib/ours** is contrib's figure divided by ours (above 1:\n")
+	w("ours is cheaper). The confidence intervals and p-values are in the benchstat output at the end.\n\n")
+
+	w("## Machine\n\n")
+	w("| | |\n|---|---|\n")
+	w("| OS/arch | %s |\n", goEnv())
+	w("| CPU | %s |\n", cpuModel(r))
+	w("| cores | %d |\n", cpuCores())
+	w("| Go | %s |\n", goVersion())
+	w("| date | %s |\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	w("The machine is shared and has few cores: absolute figures are noisy, the ratios less so.\n\n")
+
+	if strings.TrimSpace(in.commands) != "" {
+		w("## Commands\n\n```sh\n%s\n```\n\n", strings.TrimSpace(in.commands))
+	}
+
+	w("## Workload and settings\n\n")
+	w("Each agent is one resource (`service.name`, `service.namespace`, `service.instance.id`, `host.name`,\n")
+	w("`cloud.region`) sending the same 10 families: 4 gauges, 3 monotonic cumulative counters and\n")
+	w("3 cumulative histograms with 10 bounds, 100 series per family, each series with 4 point\n")
+	w("attributes (`code`, `method`, `region`, `route`, in that order): 1000 OTLP series and 4601 text\n")
+	w("samples per agent. 10k series are 10 agents, 100k are 100, 1M are 1000. Every series has the\n")
+	w("same 8 labels on both exporters (`job`, `instance`, `host_name`, `cloud_region` + the 4\n")
+	w("attributes); `TestSameSeries` checks that both serve the same samples.\n\n")
+	w("| | ours | contrib |\n|---|---|---|\n")
+	w("| resource labels | `resource_labels: [host.name, cloud.region]` | `resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}` |\n")
+	w("| both | `without_scope_info: true`, `enable_open_metrics: true`, `write_timeout: 10m` | same |\n")
+	w("| limits | `max_series`, `max_series_per_resource`: 50M (nothing refused) | none |\n\n")
+	w("The write timeout is raised from confighttp's 30s on both: contrib's scrape of 1M series takes\n")
+	w("longer, and a cut response would look faster than a whole one. Scrapes send\n")
+	w("`Accept-Encoding: identity` and read the whole body. B/op and allocs/op come from\n")
+	w("`runtime.MemStats`, which is process-wide: they include the HTTP server's goroutines and the\n")
+	w("client, the same for both exporters.\n\n")
+
+	timeCol := column{"ns/op", "time/scrape", fmtDuration}
+	w("## Scrape\n\n")
+	w("One whole `/metrics` response. *series* are OTLP series; a *sample* is one line of the text\n")
+	w("exposition (counted once per exporter and size).\n\n")
+	if in.svgPath != "" {
+		w("![Scrape time per scrape against series count, text format, both exporters, log-log](%s)\n\n", in.svgPath)
+	}
+	table(&b, r, "Scrape", []column{timeCol, {"ns/series", "ns/series", fmtNum}, {"B/response", "response", fmtBytes}})
+	w("Allocation per series:\n\n")
+	table(&b, r, "Scrape", []column{{"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
+	w("Per sample:\n\n")
+	table(&b, r, "Scrape", []column{{"ns/sample", "ns/sample", fmtNum}, {"allocs/sample", "allocs/sample", fmtNum}})
+
+	w("## Ingest\n\n")
+	w("`ConsumeMetrics`, per data point. *existing*: every point updates a series that exists (100 agents'\n")
+	w("batches again and again with later timestamps, 100k series held); *new*: every point creates a series\n")
+	w("(on top of the same 100k). Each batch is a fresh copy, as a receiver would decode it.\n\n")
+	table(&b, r, "Ingest", []column{{"ns/point", "ns/point", fmtNum}, {"B/point", "B/point", fmtNum}, {"allocs/point", "allocs/point", fmtNum}})
+
+	w("## Retained memory\n\n")
+	w("Heap after a full GC once the workload is loaded, minus the heap before the exporter was created,\n")
+	w("per OTLP series. Batches are dropped after `ConsumeMetrics`, as in a collector (contrib keeps\n")
+	w("references into them).\n\n")
+	table(&b, r, "Retained", []column{{"B/series-retained", "B/series retained", fmtNum}, {"ns/op", "time to load", fmtDuration}})
+
+	w("## Churn\n\n")
+	w("`metric_expiration: 1s` on both, real time. A warm-up period brings in 25 agents (25k series);\n")
+	w("then each of 8 periods of 1s replaces 20%% of the live agents with new ones, and every live agent\n")
+	w("sends twice per period. The heap is measured after a full GC at the end of each period, between\n")
+	w("two sweeps: the agents that left at the start of the period are still held then (+20%%), on both\n")
+	w("exporters. *heap growth* is the heap held by the exporter at the end of the last churn period\n")
+	w("over that at the end of the first; *B/live series* is the final heap held per live series. The\n")
+	w("heap held at the end of every period is listed under the notes below.\n\n")
+	table(&b, r, "Churn", []column{{"heap-growth-ratio", "heap growth", fmtNum}, {"B/live-series", "B/live series", fmtNum}})
+
+	w("## Seed label shapes\n\n")
+	w("A text scrape of 10k series (100 agents × 100 gauge families × 1 series) per label shape of the\n")
+	w("coder metrics-aggregator seed: *base* labels come from the resource (`job`, `instance`, and\n")
+	w("`host_name`, `cloud_region` for 4), *extra* labels are point attributes.\n\n")
+	table(&b, r, "Seed", []column{{"ns/series", "ns/series", fmtNum}, {"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
+
+	if strings.TrimSpace(in.conc) != "" {
+		w("## Ingestion during scrapes\n\n")
+		w("Ours only (in-package benchmarks of `exporter/agentprometheusexporter`): the scrapers are HTTP\n")
+		w("clients in the same process asking for gzip, as Prometheus does. *IngestDuringScrapes*: ns per\n")
+		w("updated point, 100k series held, with 0, 1 or 4 scrapers back to back (the worst case: a scrape\n")
+		w("always running) or 4 scrapers together once a second. Concurrent scrapes of one format share an\n")
+		w("encoding, so 4 scrapers cost about what 1 does. *IngestPauseDuringScrape*:\n")
+		w("single-point updates made while a 1M-series scrape is written; the slowest and the mean.\n\n")
+		w("```\n%s\n```\n\n", strings.TrimRight(in.conc, "\n"))
+	}
+
+	if len(r.notes) > 0 || len(r.skips) > 0 {
+		w("## Notes from the run\n\n")
+		for _, n := range r.notes {
+			w("- %s\n", n)
+		}
+		for _, s := range r.skips {
+			w("- skipped: `%s`\n", s)
+		}
+		w("\n")
+	}
+
+	if strings.TrimSpace(in.e2e) != "" {
+		w("## End to end\n\n")
+		e := strings.TrimSpace(in.e2e)
+		// Demote the included file's headings below this section's.
+		var lines []string
+		for _, l := range strings.Split(e, "\n") {
+			if strings.HasPrefix(l, "#") {
+				l = "##" + l
+			}
+			lines = append(lines, l)
+		}
+		w("%s\n\n", strings.Join(lines, "\n"))
+	}
+
+	if strings.TrimSpace(in.benchstat) != "" {
+		w("## benchstat\n\n")
+		w("`benchstat -col /exporter` over the raw output (ours is the baseline column).\n\n")
+		w("<details><summary>benchstat output</summary>\n\n```\n%s\n```\n\n</details>\n", strings.TrimRight(in.benchstat, "\n"))
+	}
+	return b.String()
+}
+
+// table writes one markdown table of a benchmark's rows with the given
+// columns; rows that have none of the columns' units are left out.
+func table(b *strings.Builder, r *results, bench string, cols []column) {
+	rows := r.rowsOf(bench)
+	if len(rows) == 0 {
+		b.WriteString("_(not run)_\n\n")
+		return
+	}
+	keys := rows[0].keys
+	b.WriteString("|")
+	for _, k := range keys {
+		b.WriteString(" " + k + " |")
+	}
+	for _, c := range cols {
+		fmt.Fprintf(b, " %s ours | %s contrib | contrib/ours |", c.title, c.title)
+	}
+	b.WriteString("\n|")
+	for range keys {
+		b.WriteString("---|")
+	}
+	for range cols {
+		b.WriteString("--:|--:|--:|")
+	}
+	b.WriteString("\n")
+	for _, rw := range rows {
+		var cells []string
+		has := false
+		for _, c := range cols {
+			o, _ := r.median(rw.id, "ours", c.unit)
+			x, _ := r.median(rw.id, "contrib", c.unit)
+			if !math.IsNaN(o) || !math.IsNaN(x) {
+				has = true
+			}
+			cells = append(cells, cell(o, c.fmt), cell(x, c.fmt), ratio(x, o))
+		}
+		if !has {
+			continue
+		}
+		b.WriteString("|")
+		for _, k := range keys {
+			b.WriteString(" " + rw.vals[k] + " |")
+		}
+		b.WriteString(" " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+}
+
+func cell(v float64, f func(float64) string) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return f(v)
+}
+
+func ratio(contrib, ours float64) string {
+	if math.IsNaN(contrib) || math.IsNaN(ours) || ours == 0 {
+		return "—"
+	}
+	return "**" + sig3(contrib/ours) + "×**"
+}
+
+// sig3 formats v with three significant digits, without exponent.
+func sig3(v float64) string {
+	if v == 0 {
+		return "0"
+	}
+	a := math.Abs(v)
+	decimals := max(0, 2-int(math.Floor(math.Log10(a))))
+	return strconv.FormatFloat(v, 'f', decimals, 64)
+}
+
+func fmtNum(v float64) string { return sig3(v) }
+
+func fmtDuration(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return sig3(ns/1e9) + " s"
+	case ns >= 1e6:
+		return sig3(ns/1e6) + " ms"
+	case ns >= 1e3:
+		return sig3(ns/1e3) + " µs"
+	}
+	return sig3(ns) + " ns"
+}
+
+func fmtBytes(v float64) string {
+	switch {
+	case v >= 1<<30:
+		return sig3(v/(1<<30)) + " GiB"
+	case v >= 1<<20:
+		return sig3(v/(1<<20)) + " MiB"
+	case v >= 1<<10:
+		return sig3(v/(1<<10)) + " KiB"
+	}
+	return sig3(v) + " B"
+}
