@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
 type reportInputs struct {
@@ -47,13 +49,11 @@ func writeReport(r *results, in reportInputs) string {
 	}
 
 	w("## Workload and settings\n\n")
-	w("Each agent is one resource (`service.name`, `service.namespace`, `service.instance.id`, `host.name`,\n")
-	w("`cloud.region`) sending the same 10 families: 4 gauges, 3 monotonic cumulative counters and\n")
-	w("3 cumulative histograms with 10 bounds, 100 series per family, each series with 4 point\n")
-	w("attributes (`code`, `method`, `region`, `route`, in that order): 1000 OTLP series and 4601 text\n")
-	w("samples per agent. 10k series are 10 agents, 100k are 100, 1M are 1000. Every series has the\n")
-	w("same 8 labels on both exporters (`job`, `instance`, `host_name`, `cloud_region` + the 4\n")
-	w("attributes); `TestSameSeries` checks that both serve the same samples.\n\n")
+	// The workload is described from its definition, which the benchmarks play.
+	gw := workload.Gateway
+	w("%s %s. Every series has the same %d labels on both exporters (`job`, `instance`,\n", gw.Describe(), agentsPerSize(gw), gw.BaseLabels+gw.ExtraLabels)
+	w("`host_name`, `cloud_region` + the %d attributes); `TestSameSeries` checks that both serve the same\n", gw.ExtraLabels)
+	w("samples.\n\n")
 	w("| | ours | contrib |\n|---|---|---|\n")
 	w("| resource labels | `resource_labels: [host.name, cloud.region]` | `resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}` |\n")
 	w("| both | `without_scope_info: true`, `enable_open_metrics: true`, `write_timeout: 10m` | same |\n")
@@ -100,7 +100,8 @@ func writeReport(r *results, in reportInputs) string {
 	table(&b, r, "Churn", []column{{"heap-growth-ratio", "heap growth", fmtNum}, {"B/live-series", "B/live series", fmtNum}})
 
 	w("## Seed label shapes\n\n")
-	w("A text scrape of 10k series (100 agents × 100 gauge families × 1 series) per label shape of the\n")
+	seed := workload.Seed(4, 0)
+	w("A text scrape of 10k series (100 agents × %d gauge families × %d series) per label shape of the\n", seed.Gauges, seed.SeriesPerFamily)
 	w("coder metrics-aggregator seed: *base* labels come from the resource (`job`, `instance`, and\n")
 	w("`host_name`, `cloud_region` for 4), *extra* labels are point attributes.\n\n")
 	table(&b, r, "Seed", []column{{"ns/series", "ns/series", fmtNum}, {"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
@@ -147,6 +148,19 @@ func writeReport(r *results, in reportInputs) string {
 		w("<details><summary>benchstat output</summary>\n\n```\n%s\n```\n\n</details>\n", strings.TrimRight(in.benchstat, "\n"))
 	}
 	return b.String()
+}
+
+// agentsPerSize says how many agents of shape s make each size.
+func agentsPerSize(s workload.Shape) string {
+	var parts []string
+	for i, z := range workload.Sizes {
+		if i == 0 {
+			parts = append(parts, fmt.Sprintf("%s series are %d agents", z.Name, z.Agents(s)))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s are %d", z.Name, z.Agents(s)))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // table writes one markdown table of a benchmark's rows with the given
