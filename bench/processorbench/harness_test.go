@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
+	"github.com/statsgate/statsgate/internal/grpcstatus"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor"
 )
 
@@ -117,15 +118,10 @@ func oursConfig(sinks []any) map[string]any {
 // other dialects, or drop a second dialect's duplicate measurements: it does
 // less work per point than ours.
 func metricstransformConfig() map[string]any {
-	codes := []string{
-		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-		"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-		"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-		"UNAUTHENTICATED",
-	}
-	valueActions := make([]any, len(codes))
-	for i, name := range codes {
-		valueActions[i] = map[string]any{"value": strconv.Itoa(i), "new_value": name}
+	valueActions := make([]any, grpcstatus.Count)
+	for code := range valueActions {
+		name, _ := grpcstatus.Name(int64(code))
+		valueActions[code] = map[string]any{"value": strconv.Itoa(code), "new_value": name}
 	}
 	return map[string]any{
 		"transforms": []any{map[string]any{

@@ -9,32 +9,12 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/statsgate/statsgate/internal/agentmanifest"
+	"github.com/statsgate/statsgate/internal/grpcstatus"
 )
 
-// statusNames are the gRPC status code names as the protocol spells them,
-// which is how rpc.response.status_code carries them.
-var statusNames = map[codes.Code]string{
-	codes.OK:                 "OK",
-	codes.Canceled:           "CANCELLED",
-	codes.Unknown:            "UNKNOWN",
-	codes.InvalidArgument:    "INVALID_ARGUMENT",
-	codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
-	codes.NotFound:           "NOT_FOUND",
-	codes.AlreadyExists:      "ALREADY_EXISTS",
-	codes.PermissionDenied:   "PERMISSION_DENIED",
-	codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
-	codes.FailedPrecondition: "FAILED_PRECONDITION",
-	codes.Aborted:            "ABORTED",
-	codes.OutOfRange:         "OUT_OF_RANGE",
-	codes.Unimplemented:      "UNIMPLEMENTED",
-	codes.Internal:           "INTERNAL",
-	codes.Unavailable:        "UNAVAILABLE",
-	codes.DataLoss:           "DATA_LOSS",
-	codes.Unauthenticated:    "UNAUTHENTICATED",
-}
-
+// statusName is the name rpc.response.status_code carries for c.
 func statusName(c codes.Code) string {
-	if n, ok := statusNames[c]; ok {
+	if n, ok := grpcstatus.Name(int64(c)); ok {
 		return n
 	}
 	return c.String()

@@ -4,35 +4,9 @@ import (
 	"math"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/statsgate/statsgate/internal/grpcstatus"
 )
-
-// codeNames are the gRPC status code names as A66 and current semantic
-// conventions write them, indexed by code.
-var codeNames = [...]string{
-	"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-	"ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-	"UNAUTHENTICATED",
-}
-
-// camelNames maps grpc-go's codes.Code.String() spellings (used by otelgrpc
-// v0.65.0 and go-grpc-prometheus) onto the canonical names.
-var camelNames = map[string]string{
-	"OK": "OK", "Canceled": "CANCELLED", "Unknown": "UNKNOWN", "InvalidArgument": "INVALID_ARGUMENT",
-	"DeadlineExceeded": "DEADLINE_EXCEEDED", "NotFound": "NOT_FOUND", "AlreadyExists": "ALREADY_EXISTS",
-	"PermissionDenied": "PERMISSION_DENIED", "ResourceExhausted": "RESOURCE_EXHAUSTED",
-	"FailedPrecondition": "FAILED_PRECONDITION", "Aborted": "ABORTED", "OutOfRange": "OUT_OF_RANGE",
-	"Unimplemented": "UNIMPLEMENTED", "Internal": "INTERNAL", "Unavailable": "UNAVAILABLE",
-	"DataLoss": "DATA_LOSS", "Unauthenticated": "UNAUTHENTICATED",
-}
-
-var canonical = func() map[string]bool {
-	m := make(map[string]bool, len(codeNames))
-	for _, n := range codeNames {
-		m[n] = true
-	}
-	return m
-}()
 
 // StatusName returns the canonical name of a status attribute: an int code
 // (also as a whole double or a numeric string), a CamelCase name or an
@@ -41,21 +15,22 @@ var canonical = func() map[string]bool {
 func StatusName(v pcommon.Value) string {
 	switch v.Type() {
 	case pcommon.ValueTypeInt:
-		if c := v.Int(); c >= 0 && c < int64(len(codeNames)) {
-			return codeNames[c]
+		if n, ok := grpcstatus.Name(v.Int()); ok {
+			return n
 		}
 		return v.AsString()
 	case pcommon.ValueTypeDouble:
-		if d := v.Double(); d >= 0 && d < float64(len(codeNames)) && d == math.Trunc(d) {
-			return codeNames[int(d)]
+		if d := v.Double(); d >= 0 && d < float64(grpcstatus.Count) && d == math.Trunc(d) {
+			n, _ := grpcstatus.Name(int64(d))
+			return n
 		}
 		return v.AsString()
 	case pcommon.ValueTypeStr:
 		s := v.Str()
-		if canonical[s] {
+		if grpcstatus.Known(s) {
 			return s
 		}
-		if n, ok := camelNames[s]; ok {
+		if n, ok := grpcstatus.FromCamel(s); ok {
 			return n
 		}
 		// A numeric string, as some bridges write codes.
@@ -67,8 +42,8 @@ func StatusName(v pcommon.Value) string {
 				}
 				c = c*10 + int(r-'0')
 			}
-			if c < len(codeNames) {
-				return codeNames[c]
+			if n, ok := grpcstatus.Name(int64(c)); ok {
+				return n
 			}
 		}
 		return s

@@ -46,7 +46,10 @@ type Call struct {
 }
 
 // canonicalCodeNames are the gRPC status code names as the gRPC spec and
-// OpenTelemetry write them.
+// OpenTelemetry write them. The main module names codes with the same table
+// (internal/grpcstatus); this module keeps its own because requiring the
+// main module would raise the library versions each variant pins to those
+// of the main module.
 var canonicalCodeNames = map[codes.Code]string{
 	codes.OK:                 "OK",
 	codes.Canceled:           "CANCELLED",
