@@ -86,7 +86,10 @@ func TestLiveOtelgrpcAndGRPCPluginCountOnce(t *testing.T) {
 	// A real service with both handlers on both sides.
 	plugin := opentelemetry.Options{MetricsOptions: opentelemetry.MetricsOptions{MeterProvider: mp, Metrics: opentelemetry.DefaultMetrics()}}
 	srvLn := listen(t)
-	srv := grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithMeterProvider(mp))), opentelemetry.ServerOption(plugin))
+	// WaitForHandlers: stopping the server waits for each call's handler,
+	// after which the server's stats handlers record the call.
+	srv := grpc.NewServer(grpc.StatsHandler(otelgrpc.NewServerHandler(otelgrpc.WithMeterProvider(mp))), opentelemetry.ServerOption(plugin),
+		grpc.WaitForHandlers(true))
 	testgrpc.RegisterTestServiceServer(srv, testService{})
 	go func() { _ = srv.Serve(srvLn) }()
 	defer srv.Stop()
@@ -106,6 +109,10 @@ func TestLiveOtelgrpcAndGRPCPluginCountOnce(t *testing.T) {
 		_, err := client.UnaryCall(ctx, &testgrpc.SimpleRequest{ResponseStatus: &testgrpc.EchoStatus{Code: int32(codes.NotFound)}})
 		require.Equal(t, codes.NotFound, status.Code(err))
 	}
+	// A client's call returns once the server has answered, which can be
+	// before the server's stats handlers have recorded it.
+	require.NoError(t, conn.Close())
+	srv.GracefulStop()
 	require.NoError(t, mp.ForceFlush(ctx))
 	require.NoError(t, mp.Shutdown(ctx))
 
