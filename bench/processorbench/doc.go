@@ -17,6 +17,9 @@
 //   - BenchmarkProcess/case=passthrough: metrics no dialect knows, one point
 //     each. ns/op and allocs/op are per metric.
 //
+// The batches come from internal/grpcstatstest, which the processor's own
+// benchmarks use too.
+//
 // TestSameWork checks once what each processor makes of the batches, so the
 // comparison states exactly what metricstransform does and does not do.
 //

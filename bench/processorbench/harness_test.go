@@ -2,7 +2,6 @@ package processorbench
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processortest"
 
@@ -22,65 +20,6 @@ import (
 // enough that stopping and starting the timer around each copy is
 // negligible next to the processing of one batch.
 const batchPoints = 2000
-
-// legacyBounds are otelgrpc ≤ v0.64's default millisecond bounds.
-var legacyBounds = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}
-
-// statusCodes are the status codes the convert batches cycle through, with
-// the names the canonical form writes for them.
-var statusCodes = []struct {
-	code int64
-	name string
-}{{0, "OK"}, {1, "CANCELLED"}, {2, "UNKNOWN"}, {3, "INVALID_ARGUMENT"}, {5, "NOT_FOUND"}}
-
-// legacyBatch is one resource's otelgrpc v0.64 server durations: one
-// histogram metric of batchPoints points, 20 methods × 5 statuses × 20
-// tenants. With strCode the status is written as a decimal string instead
-// of an int.
-func legacyBatch(strCode bool) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "cart")
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName("go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc")
-	sm.Scope().SetVersion("0.64.0")
-	m := sm.Metrics().AppendEmpty()
-	m.SetName("rpc.server.duration")
-	m.SetUnit("ms")
-	h := m.SetEmptyHistogram()
-	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	for i := range batchPoints {
-		dp := h.DataPoints().AppendEmpty()
-		code := statusCodes[i%len(statusCodes)].code
-		if strCode {
-			dp.Attributes().PutStr("rpc.grpc.status_code", strconv.FormatInt(code, 10))
-		} else {
-			dp.Attributes().PutInt("rpc.grpc.status_code", code)
-		}
-		dp.Attributes().PutStr("rpc.method", fmt.Sprint("Method", i%20))
-		dp.Attributes().PutStr("rpc.service", "shop.Cart")
-		dp.Attributes().PutStr("rpc.system", "grpc")
-		dp.Attributes().PutStr("tenant", fmt.Sprint("t", i/100))
-		dp.SetCount(3)
-		dp.SetSum(12)
-		dp.ExplicitBounds().FromRaw(legacyBounds)
-		dp.BucketCounts().FromRaw(make([]uint64, len(legacyBounds)+1))
-	}
-	return md
-}
-
-// unrelatedBatch is batchPoints metrics of one point each that no dialect
-// and no metricstransform rule knows.
-func unrelatedBatch() pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	ms := md.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics()
-	for i := range batchPoints {
-		m := ms.AppendEmpty()
-		m.SetName(fmt.Sprint("http.server.request.duration.", i%50))
-		m.SetEmptyGauge().DataPoints().AppendEmpty().SetIntValue(1)
-	}
-	return md
-}
 
 // sinkSets are our processor's configurations by name: the dialects to
 // merge, as in the in-package benchmarks.

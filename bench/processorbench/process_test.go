@@ -6,6 +6,8 @@ import (
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/internal/grpcstatstest"
 )
 
 // benchCase is one batch shape and the processors that handle it.
@@ -18,17 +20,17 @@ type benchCase struct {
 var benchCases = []benchCase{
 	{
 		name:  "convert",
-		batch: func() pmetric.Metrics { return legacyBatch(false) },
+		batch: func() pmetric.Metrics { return grpcstatstest.LegacyBatch(batchPoints, false) },
 		procs: []string{"ours-0sinks", "ours-1sink", "ours-2sinks", "ours-5sinks", metricstransform},
 	},
 	{
 		name:  "convert-strcode",
-		batch: func() pmetric.Metrics { return legacyBatch(true) },
+		batch: func() pmetric.Metrics { return grpcstatstest.LegacyBatch(batchPoints, true) },
 		procs: []string{"ours-1sink", "ours-5sinks", metricstransform},
 	},
 	{
 		name:  "passthrough",
-		batch: unrelatedBatch,
+		batch: func() pmetric.Metrics { return grpcstatstest.UnrelatedBatch(batchPoints) },
 		procs: []string{"ours-0sinks", "ours-5sinks", metricstransform},
 	},
 }

@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/internal/grpcstatstest"
 )
 
 // TestSameWork states what each processor does to the benchmark batches, so
@@ -18,15 +20,15 @@ import (
 // metricstransform renames and scales, and maps the status only when it is
 // a decimal string.
 func TestSameWork(t *testing.T) {
-	canonical := canonicalStatus()
-	scaledBounds := make([]float64, len(legacyBounds))
-	for i, b := range legacyBounds {
+	canonical := canonicalStatus(t)
+	scaledBounds := make([]float64, len(grpcstatstest.LegacyBounds))
+	for i, b := range grpcstatstest.LegacyBounds {
 		scaledBounds[i] = b / 1000
 	}
 
 	for _, strCode := range []bool{false, true} {
 		t.Run(fmt.Sprintf("strcode=%v", strCode), func(t *testing.T) {
-			batch := legacyBatch(strCode)
+			batch := grpcstatstest.LegacyBatch(batchPoints, strCode)
 
 			t.Run("ours", func(t *testing.T) {
 				for _, name := range []string{"ours-1sink", "ours-2sinks", "ours-5sinks"} {
@@ -37,7 +39,7 @@ func TestSameWork(t *testing.T) {
 					}
 					forEachPoint(t, m, func(i int, dp pmetric.HistogramDataPoint) {
 						want := map[string]any{
-							"rpc.method":               fmt.Sprint("shop.Cart/Method", i%20),
+							"rpc.method":               fmt.Sprint("shop.Cart/Method", i%grpcstatstest.Methods),
 							"rpc.response.status_code": canonical[i%len(canonical)],
 							"rpc.system.name":          "grpc",
 							"tenant":                   fmt.Sprint("t", i/100),
@@ -58,10 +60,10 @@ func TestSameWork(t *testing.T) {
 					if !strCode {
 						// value_actions compare Value.Str(), "" for an int:
 						// the key is renamed, the code is not mapped.
-						status = statusCodes[i%len(statusCodes)].code
+						status = grpcstatstest.StatusCodes[i%len(grpcstatstest.StatusCodes)]
 					}
 					want := map[string]any{
-						"rpc.method":               fmt.Sprint("Method", i%20),
+						"rpc.method":               fmt.Sprint("Method", i%grpcstatstest.Methods),
 						"rpc.service":              "shop.Cart",
 						"rpc.response.status_code": status,
 						"rpc.system.name":          "grpc",
@@ -74,7 +76,7 @@ func TestSameWork(t *testing.T) {
 	}
 
 	t.Run("passthrough", func(t *testing.T) {
-		batch := unrelatedBatch()
+		batch := grpcstatstest.UnrelatedBatch(batchPoints)
 		for _, name := range []string{"ours-0sinks", "ours-5sinks", metricstransform} {
 			got := process(t, name, batch)
 			if !sameMetrics(t, got, batch) {
@@ -84,7 +86,7 @@ func TestSameWork(t *testing.T) {
 	})
 
 	t.Run("ours-0sinks", func(t *testing.T) {
-		batch := legacyBatch(false)
+		batch := grpcstatstest.LegacyBatch(batchPoints, false)
 		if got := process(t, "ours-0sinks", batch); !sameMetrics(t, got, batch) {
 			t.Error("ours with no sinks changed the batch")
 		}
@@ -106,11 +108,13 @@ func sameMetrics(t *testing.T, a, b pmetric.Metrics) bool {
 	return bytes.Equal(pa, pb)
 }
 
-// canonicalStatus lists the status names of statusCodes, in order.
-func canonicalStatus() []string {
-	names := make([]string, len(statusCodes))
-	for i, s := range statusCodes {
-		names[i] = s.name
+// canonicalStatus lists the names of the legacy batches' status codes, in
+// their order, as the canonical form writes them.
+func canonicalStatus(t *testing.T) []string {
+	t.Helper()
+	names := []string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "NOT_FOUND"}
+	if want := []int64{0, 1, 2, 3, 5}; !slices.Equal(grpcstatstest.StatusCodes, want) {
+		t.Fatalf("the legacy batches cycle through codes %v; canonicalStatus names %v", grpcstatstest.StatusCodes, want)
 	}
 	return names
 }

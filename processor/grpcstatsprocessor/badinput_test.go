@@ -16,11 +16,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/statsgate/statsgate/internal/grpcstatstest"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/metadatatest"
 )
-
-const otelgrpcScope = "go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 
 // Every metric of a bad-input batch carries its expected outcome in its
 // description, which the processor never changes: "pass:..." leaves
@@ -122,7 +121,7 @@ func procBatch(row procRow) pmetric.Metrics {
 	rm := md.ResourceMetrics().AppendEmpty()
 	rm.Resource().Attributes().PutStr("service.name", "cart")
 	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName(otelgrpcScope)
+	sm.Scope().SetName(grpcstatstest.OtelgrpcScope)
 	sm.Scope().SetVersion("0.64.0")
 	histogram(sm.Metrics(), outcomeConvert+"good legacy", "rpc.server.duration", "ms", legacyAttrs)
 	unrelated(sm.Metrics(), outcomePass+"good gauge", "app.queue.depth", map[string]any{"queue": "a"})

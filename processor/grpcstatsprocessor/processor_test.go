@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
+	"github.com/statsgate/statsgate/internal/grpcstatstest"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/metadata"
 	"github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/metadatatest"
@@ -36,18 +37,8 @@ func newTestProcessor(t *testing.T, cfg *Config) (*grpcStatsProcessor, *consumer
 
 // legacyServer builds one otelgrpc v0.64 server duration point.
 func legacyServer(service, method string, code int64) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	rm.Resource().Attributes().PutStr("service.name", "cart")
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName("go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc")
-	sm.Scope().SetVersion("0.64.0")
-	m := sm.Metrics().AppendEmpty()
-	m.SetName("rpc.server.duration")
-	m.SetUnit("ms")
-	h := m.SetEmptyHistogram()
-	h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-	dp := h.DataPoints().AppendEmpty()
+	md, dps := grpcstatstest.LegacyServer()
+	dp := dps.AppendEmpty()
 	dp.Attributes().PutStr("rpc.system", "grpc")
 	dp.Attributes().PutStr("rpc.service", service)
 	dp.Attributes().PutStr("rpc.method", method)
