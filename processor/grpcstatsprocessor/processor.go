@@ -33,8 +33,8 @@ type grpcStatsProcessor struct {
 	dispatch dialect.Sink // nil: no dialect, batches pass untouched
 	rank     map[dialect.Dialect]dedupe.Rank
 	writer   *dialect.Writer
-	dedupe   *dedupe.State // nil: duplicates are kept
-	guard    *methods.Guard
+	dedupe   *dedupe.State  // nil: duplicates are kept
+	guard    *methods.Guard // nil: every method is kept
 
 	dialectOpts map[dialect.Dialect]metric.AddOption
 	work        sync.Pool
@@ -47,19 +47,23 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 	if err != nil {
 		return nil, err
 	}
-	guard, err := methods.New(cfg.Methods.MaxPerService, cfg.Methods.Allow, cfg.Target.Other())
-	if err != nil {
-		return nil, err
-	}
 	p := &grpcStatsProcessor{
 		next:        next,
 		telemetry:   tb,
 		now:         func() int64 { return time.Now().UnixNano() },
 		rank:        map[dialect.Dialect]dedupe.Rank{},
-		writer:      dialect.NewWriter(cfg.Target, cfg.DropAttributes, cfg.HistogramBounds == boundsCommon),
-		guard:       guard,
 		dialectOpts: map[dialect.Dialect]metric.AddOption{},
 	}
+	if cfg.Methods.MaxPerService > 0 {
+		if p.guard, err = methods.New(cfg.Methods.MaxPerService, cfg.Methods.Allow, cfg.Target.Other()); err != nil {
+			return nil, err
+		}
+	}
+	p.writer = dialect.NewWriter(cfg.Target, dialect.Options{
+		Drop:         cfg.DropAttributes,
+		CommonBounds: cfg.HistogramBounds == boundsCommon,
+		Methods:      p.guard != nil,
+	})
 	var sinks []dialect.Sink
 	for i, d := range cfg.precedence() {
 		sinks = append(sinks, dialect.New(d, cfg.Target))
@@ -116,21 +120,47 @@ type batchWork struct {
 	found   []found
 	seen    dedupe.Seen
 	service string
-	guard   dialect.Guard // w.method, bound once
 	rewrite *dialect.Rewriter
+
+	// kept holds the method guard's verdict on each service's methods seen
+	// in the batch, so that the guard (and its lock) is asked once per
+	// distinct method; refused are the methods of the metric being
+	// converted that the guard refuses, which collapses reports.
+	kept      map[[2]string]bool
+	refused   map[string]struct{}
+	collapses func(method string) bool
 
 	passed, collapsed  int64
 	converted, dropped map[dialect.Dialect]int64
 }
 
+// keptLimit bounds the verdicts a batch remembers; a batch with more
+// methods than that asks the guard again for some.
+const keptLimit = 1 << 12
+
 func newBatchWork(p *grpcStatsProcessor) *batchWork {
-	w := &batchWork{p: p, converted: map[dialect.Dialect]int64{}, dropped: map[dialect.Dialect]int64{}}
-	w.guard = w.method
+	w := &batchWork{
+		p: p, converted: map[dialect.Dialect]int64{}, dropped: map[dialect.Dialect]int64{},
+		kept: map[[2]string]bool{}, refused: map[string]struct{}{},
+	}
 	w.rewrite = p.writer.NewRewriter()
+	w.collapses = func(method string) bool { _, ok := w.refused[method]; return ok }
 	return w
 }
 
-func (w *batchWork) method(m string) (string, bool) { return w.p.guard.Method(w.service, m) }
+// keeps is the method guard's verdict on a method of the current service,
+// asked once per batch (or again, beyond keptLimit: verdicts do not change).
+func (w *batchWork) keeps(method string) bool {
+	key := [2]string{w.service, method}
+	if kept, ok := w.kept[key]; ok {
+		return kept
+	}
+	_, collapsed := w.p.guard.Method(w.service, method)
+	if len(w.kept) < keptLimit {
+		w.kept[key] = !collapsed
+	}
+	return !collapsed
+}
 
 // resource finds the recognised metrics of one resource, decides which
 // dialect keeps each concept, then converts or drops them.
@@ -179,12 +209,28 @@ func (w *batchWork) resource(rm pmetric.ResourceMetrics, now int64) {
 			w.dropped[f.rule.Dialect] += int64(pointCount(m))
 			continue
 		}
-		points, collapsed := w.rewrite.Rewrite(m, f.rule, w.guard)
-		w.converted[f.rule.Dialect] += int64(points)
-		w.collapsed += int64(collapsed)
+		w.converted[f.rule.Dialect] += int64(w.rewrite.Rewrite(m, f.rule))
+		if p.guard != nil {
+			w.guardMethods(m)
+		}
 	}
 	if drops {
 		w.removeDropped(sms)
+	}
+}
+
+// guardMethods asks the method guard about each method the rewriter wrote
+// into m, once per method and service in the batch, and writes the other
+// method into the points of those it refuses.
+func (w *batchWork) guardMethods(m pmetric.Metric) {
+	for _, method := range w.rewrite.Methods() {
+		if !w.keeps(method) {
+			w.refused[method] = struct{}{}
+		}
+	}
+	if len(w.refused) > 0 {
+		w.collapsed += int64(w.rewrite.Collapse(m, w.collapses))
+		clear(w.refused)
 	}
 }
 
@@ -232,6 +278,7 @@ func (w *batchWork) record(ctx context.Context) {
 		}
 	}
 	w.passed, w.collapsed = 0, 0
+	clear(w.kept)
 }
 
 func pointCount(m pmetric.Metric) int {

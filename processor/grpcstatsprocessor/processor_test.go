@@ -148,6 +148,64 @@ func TestMethodGuardCollapsesBeyondTheBound(t *testing.T) {
 	assert.Equal(t, []string{"shop.Cart/A", "shop.Cart/B", "_OTHER", "shop.Cart/A", "_OTHER", "grpc.health.v1.Health/Check"}, got)
 }
 
+// TestMethodGuardInOneBatch sends one batch with several points per method,
+// two metrics and two services: every point of a method beyond the bound
+// is collapsed, in every metric of its service, and counted once per point;
+// a method the handler did not know stays the target's other method without
+// counting against the bound.
+func TestMethodGuardInOneBatch(t *testing.T) {
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	cfg := createDefaultConfig().(*Config)
+	cfg.Methods = MethodsConfig{MaxPerService: 2, Allow: []string{"grpc.health.v1.Health/*"}}
+	sink := new(consumertest.MetricsSink)
+	p, err := NewFactory().CreateMetrics(context.Background(), metadatatest.NewSettings(tel), cfg, sink)
+	require.NoError(t, err)
+
+	md, server := grpcstatstest.LegacyServer()
+	point := func(dps pmetric.HistogramDataPointSlice, attrs map[string]any) {
+		require.NoError(t, dps.AppendEmpty().Attributes().FromRaw(attrs))
+	}
+	for i, m := range []string{"A", "B", "C", "A", "C", "D", "A"} {
+		point(server, map[string]any{"rpc.service": "shop.Cart", "rpc.method": m, "rpc.grpc.status_code": int64(i % 2)})
+	}
+	point(server, map[string]any{"rpc.service": "grpc.health.v1.Health", "rpc.method": "Check", "rpc.grpc.status_code": int64(0)})
+	client := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().AppendEmpty()
+	client.SetName("rpc.client.call.duration")
+	client.SetUnit("s")
+	clientPoints := client.SetEmptyHistogram().DataPoints()
+	for _, m := range []string{"shop.Cart/C", "_OTHER", "shop.Cart/B"} {
+		point(clientPoints, map[string]any{"rpc.method": m, "rpc.response.status_code": "OK"})
+	}
+	web := md.ResourceMetrics().AppendEmpty()
+	web.Resource().Attributes().PutStr("service.name", "web")
+	webServer := web.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+	webServer.SetName("rpc.server.call.duration")
+	webServer.SetUnit("s")
+	point(webServer.SetEmptyHistogram().DataPoints(), map[string]any{"rpc.method": "shop.Cart/D", "rpc.response.status_code": "OK"})
+
+	require.NoError(t, p.ConsumeMetrics(context.Background(), md))
+	methodsOf := func(m pmetric.Metric) []string {
+		var out []string
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			v, _ := dps.At(i).Attributes().Get("rpc.method")
+			out = append(out, v.Str())
+		}
+		return out
+	}
+	out := sink.AllMetrics()[0]
+	cart := out.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics()
+	assert.Equal(t, []string{"shop.Cart/A", "shop.Cart/B", "_OTHER", "shop.Cart/A", "_OTHER", "_OTHER", "shop.Cart/A",
+		"grpc.health.v1.Health/Check"}, methodsOf(cart.At(0)))
+	assert.Equal(t, []string{"_OTHER", "_OTHER", "shop.Cart/B"}, methodsOf(cart.At(1)))
+	assert.Equal(t, []string{"shop.Cart/D"}, methodsOf(out.ResourceMetrics().At(1).ScopeMetrics().At(0).Metrics().At(0)),
+		"the bound is per service")
+	// C twice and D once on the server, C once on the client.
+	metadatatest.AssertEqualProcessorGrpcstatsMethodsCollapsed(t, tel,
+		[]metricdata.DataPoint[int64]{{Value: 4}}, metricdatatest.IgnoreTimestamp())
+}
+
 func TestNoSinksHandsBatchesOnUntouched(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Sinks, cfg.noSinks = nil, true

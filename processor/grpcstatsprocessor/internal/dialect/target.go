@@ -38,11 +38,20 @@ func (t Target) Other() string {
 	return "_OTHER"
 }
 
-// joinLimit and keyFlagsLimit bound a rewriter's caches of joined
-// service/method names and of attribute keys seen.
+// MethodKey is the attribute the target writes the method into.
+func (t Target) MethodKey() string {
+	if t == TargetGRPC {
+		return "grpc.method"
+	}
+	return "rpc.method"
+}
+
+// joinLimit, keyFlagsLimit and methodsLimit bound a rewriter's caches of
+// joined service/method names, of attribute keys seen and of methods seen.
 const (
 	joinLimit     = 1 << 14
 	keyFlagsLimit = 1 << 12
+	methodsLimit  = 1 << 12
 )
 
 // CommonBounds are the latency bounds, in seconds, that the default layouts
@@ -53,21 +62,31 @@ var CommonBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 10}
 
 // Writer rewrites recognised metrics into the target, in place.
 type Writer struct {
-	target Target
-	drop   map[string]bool
-	common map[float64]bool // nil: histograms keep their bounds
-
+	target  Target
+	drop    map[string]bool
+	common  map[float64]bool // nil: histograms keep their bounds
+	methods bool
 }
 
-// NewWriter returns a writer into t that also removes the drop attributes
-// from converted points and, with commonBounds, re-buckets histograms onto
-// CommonBounds.
-func NewWriter(t Target, drop []string, commonBounds bool) *Writer {
-	w := &Writer{target: t, drop: map[string]bool{}}
-	for _, k := range drop {
+// Options are what a Writer does besides renaming, rescaling and replacing
+// the dialect's attributes.
+type Options struct {
+	// Drop are attributes removed from converted points.
+	Drop []string
+	// CommonBounds re-buckets histograms onto CommonBounds.
+	CommonBounds bool
+	// Methods records the distinct methods each Rewrite writes
+	// (Rewriter.Methods), for the method guard.
+	Methods bool
+}
+
+// NewWriter returns a writer into t.
+func NewWriter(t Target, o Options) *Writer {
+	w := &Writer{target: t, drop: map[string]bool{}, methods: o.Methods}
+	for _, k := range o.Drop {
 		w.drop[k] = true
 	}
-	if commonBounds {
+	if o.CommonBounds {
 		w.common = map[float64]bool{}
 		for _, b := range CommonBounds {
 			w.common[b] = true
@@ -75,10 +94,6 @@ func NewWriter(t Target, drop []string, commonBounds bool) *Writer {
 	}
 	return w
 }
-
-// Guard maps a method onto the one to write (the method guard); it reports
-// whether it collapsed the method.
-type Guard func(method string) (string, bool)
 
 // Rewriter is one goroutine's use of a Writer: it holds the scratch state of
 // the point being rewritten, so that rewriting allocates nothing of its own.
@@ -102,6 +117,15 @@ type Rewriter struct {
 	scaledFrom    []float64
 	scaledTo      []float64
 	scaledDivisor float64
+
+	// methods are the distinct methods the current Rewrite wrote, in order;
+	// seen holds the Rewrite (epoch) in which each method was last noted,
+	// so that it needs no clearing; last is the method of the previous
+	// point, which is often the same.
+	methods []string
+	seen    map[string]uint64
+	epoch   uint64
+	last    string
 }
 
 func (rw *Rewriter) sameBounds(b pcommon.Float64Slice) bool {
@@ -130,14 +154,15 @@ type kv struct {
 
 // NewRewriter returns a rewriter for one goroutine.
 func (w *Writer) NewRewriter() *Rewriter {
-	rw := &Rewriter{w: w, flags: map[*Rule]map[string]uint8{}, joins: map[[2]string]string{}}
+	rw := &Rewriter{w: w, flags: map[*Rule]map[string]uint8{}, joins: map[[2]string]string{}, seen: map[string]uint64{}}
 	rw.remove = rw.removeKey
 	return rw
 }
 
-// Rewrite converts every point of m by r. It returns the points converted
-// and how many methods the guard collapsed.
-func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, collapsed int) {
+// Rewrite converts every point of m by r and returns how many it converted.
+func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule) (points int) {
+	rw.methods, rw.last = rw.methods[:0], ""
+	rw.epoch++
 	rw.rule = r
 	rw.ruleFlags = rw.flags[r]
 	if rw.ruleFlags == nil {
@@ -160,17 +185,68 @@ func (rw *Rewriter) Rewrite(m pmetric.Metric, r *Rule, guard Guard) (points, col
 			if rw.w.common != nil {
 				rw.rebucket(dp)
 			}
-			collapsed += rw.attributes(dp.Attributes(), guard)
+			rw.attributes(dp.Attributes())
 		}
-		return dps.Len(), collapsed
+		return dps.Len()
 	case pmetric.MetricTypeSum:
 		dps := m.Sum().DataPoints()
 		for i := 0; i < dps.Len(); i++ {
-			collapsed += rw.attributes(dps.At(i).Attributes(), guard)
+			rw.attributes(dps.At(i).Attributes())
 		}
-		return dps.Len(), collapsed
+		return dps.Len()
 	}
-	return 0, 0
+	return 0
+}
+
+// Methods are the distinct methods the last Rewrite wrote (with Options.Methods),
+// in the order of their first points: what the method guard has to judge.
+// The slice is the rewriter's own until the next Rewrite.
+func (rw *Rewriter) Methods() []string { return rw.methods }
+
+// noteMethod adds method to Methods once per Rewrite.
+func (rw *Rewriter) noteMethod(method string) {
+	if method == rw.last {
+		return
+	}
+	rw.last = method
+	if rw.seen[method] == rw.epoch {
+		return
+	}
+	if len(rw.seen) >= methodsLimit {
+		// Forgetting costs at most a method listed twice, which the
+		// guard judges the same both times.
+		clear(rw.seen)
+	}
+	rw.seen[method] = rw.epoch
+	rw.methods = append(rw.methods, method)
+}
+
+// Collapse writes the target's other method into the points of m, as the
+// last Rewrite left them, whose method collapse reports, and returns how
+// many it changed. It is for the method guard's rare refusals: it reads
+// every point's method again.
+func (rw *Rewriter) Collapse(m pmetric.Metric, collapse func(method string) bool) (points int) {
+	t := rw.w.target
+	key, other := t.MethodKey(), t.Other()
+	one := func(attrs pcommon.Map) {
+		if v, ok := attrs.Get(key); ok && v.Type() == pcommon.ValueTypeStr && collapse(v.Str()) {
+			v.SetStr(other)
+			points++
+		}
+	}
+	switch m.Type() {
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			one(dps.At(i).Attributes())
+		}
+	case pmetric.MetricTypeSum:
+		dps := m.Sum().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			one(dps.At(i).Attributes())
+		}
+	}
+	return points
 }
 
 // scale divides a histogram point's values by d. The points of a metric
@@ -251,7 +327,7 @@ func (rw *Rewriter) num(key string, v int64) {
 // attributes replaces the dialect's keys by the target's, keeping any other
 // attribute but the drop list. A target key that already holds the right
 // value is left alone: pdata allocates for every value it sets.
-func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
+func (rw *Rewriter) attributes(attrs pcommon.Map) {
 	rw.facts = Facts{}
 	f := &rw.facts
 	rw.rule.Read(attrs, f)
@@ -259,17 +335,14 @@ func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
 	t := rw.w.target
 	if f.Other {
 		method = t.Other()
-	} else if guard != nil && method != "" {
-		var c bool
-		if method, c = guard(method); c {
-			collapsed = 1
-		}
+	} else if rw.w.methods && method != "" {
+		rw.noteMethod(method)
 	}
 	client := rw.rule.Concept.client()
 	rw.n = 0
 	if t == TargetGRPC {
 		if method != "" {
-			rw.str("grpc.method", method)
+			rw.str(t.MethodKey(), method)
 		}
 		if f.Status != "" && rw.rule.Concept != ServerCallStarted {
 			rw.str("grpc.status", f.Status)
@@ -282,7 +355,7 @@ func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
 			rw.str("error.type", f.Status)
 		}
 		if method != "" {
-			rw.str("rpc.method", method)
+			rw.str(t.MethodKey(), method)
 		}
 		if f.Status != "" {
 			rw.str("rpc.response.status_code", f.Status)
@@ -305,7 +378,6 @@ func (rw *Rewriter) attributes(attrs pcommon.Map, guard Guard) (collapsed int) {
 			attrs.PutStr(o.key, o.str)
 		}
 	}
-	return collapsed
 }
 
 // removeKey removes dropped attributes, and the dialect's own keys that the
