@@ -2,6 +2,7 @@ package grpcstatsprocessor // import "github.com/statsgate/statsgate/processor/g
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -66,7 +67,11 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 	})
 	var sinks []dialect.Sink
 	for i, d := range cfg.precedence() {
-		sinks = append(sinks, dialect.New(d, cfg.Target))
+		s, err := dialect.New(d, cfg.Target)
+		if err != nil {
+			return nil, fmt.Errorf("sinks[%d]: %w", i, err)
+		}
+		sinks = append(sinks, s)
 		p.rank[d] = dedupe.Rank(min(i, math.MaxInt8))
 		p.dialectOpts[d] = metric.WithAttributeSet(attribute.NewSet(attribute.String("dialect", string(d))))
 	}

@@ -206,6 +206,15 @@ func TestMethodGuardInOneBatch(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 4}}, metricdatatest.IgnoreTimestamp())
 }
 
+// TestCreateRefusesAnUnknownDialect: a config that did not go through
+// Validate cannot turn an unknown dialect into another one.
+func TestCreateRefusesAnUnknownDialect(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Sinks = []dialect.Dialect{dialect.Semconv, "prometheus"}
+	_, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, consumertest.NewNop())
+	assert.EqualError(t, err, `sinks[1]: unknown dialect "prometheus"`)
+}
+
 func TestNoSinksHandsBatchesOnUntouched(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Sinks, cfg.noSinks = nil, true

@@ -9,6 +9,8 @@
 package dialect // import "github.com/statsgate/statsgate/processor/grpcstatsprocessor/internal/dialect"
 
 import (
+	"fmt"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
@@ -100,20 +102,22 @@ type Sink interface {
 	Recognize(scope pcommon.InstrumentationScope, m pmetric.Metric) *Rule
 }
 
-// New returns the sink of a dialect for a target.
-func New(d Dialect, t Target) Sink {
+// New returns the sink of a dialect for a target, or an error for a dialect
+// that is not one of All.
+func New(d Dialect, t Target) (Sink, error) {
 	switch d {
 	case GRPCNative:
-		return newGRPCNative(t)
+		return newGRPCNative(t), nil
 	case Semconv:
-		return newSemconv()
+		return newSemconv(), nil
 	case SemconvLegacy:
-		return newSemconvLegacy()
+		return newSemconvLegacy(), nil
 	case OpenCensus:
-		return newOpenCensus(t)
-	default:
-		return newGRPCPrometheus(t)
+		return newOpenCensus(t), nil
+	case GRPCPrometheus:
+		return newGRPCPrometheus(t), nil
 	}
+	return nil, fmt.Errorf("unknown dialect %q", d)
 }
 
 // byName is the common shape of a sink: a table from metric name to the

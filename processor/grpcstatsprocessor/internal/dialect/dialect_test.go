@@ -1,12 +1,33 @@
 package dialect
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
+
+func mustNew(t *testing.T, d Dialect, target Target) Sink {
+	t.Helper()
+	s, err := New(d, target)
+	require.NoError(t, err)
+	return s
+}
+
+func TestNewRefusesAnUnknownDialect(t *testing.T) {
+	for _, d := range All {
+		_, err := New(d, TargetSemconv)
+		assert.NoError(t, err, d)
+	}
+	for _, d := range []Dialect{"", "prometheus", "SEMCONV"} {
+		s, err := New(d, TargetSemconv)
+		assert.Nil(t, s)
+		assert.EqualError(t, err, fmt.Sprintf("unknown dialect %q", d))
+	}
+}
 
 func TestStatusName(t *testing.T) {
 	tests := []struct {
@@ -50,7 +71,7 @@ func TestSplitTarget(t *testing.T) {
 }
 
 func TestRecognizeChecksTypeAndUnit(t *testing.T) {
-	s := New(SemconvLegacy, TargetSemconv)
+	s := mustNew(t, SemconvLegacy, TargetSemconv)
 	m := pmetric.NewMetric()
 	m.SetName("rpc.server.duration")
 	m.SetEmptyHistogram()
@@ -64,7 +85,7 @@ func TestRecognizeChecksTypeAndUnit(t *testing.T) {
 }
 
 func TestUnitBugRecognisedByScopeVersion(t *testing.T) {
-	s := New(Semconv, TargetSemconv)
+	s := mustNew(t, Semconv, TargetSemconv)
 	m := pmetric.NewMetric()
 	m.SetName("rpc.server.call.duration")
 	m.SetUnit("s")
@@ -81,8 +102,8 @@ func TestStartedOnlyIntoGRPCTarget(t *testing.T) {
 	m := pmetric.NewMetric()
 	m.SetName("grpc_server_started_total")
 	m.SetEmptySum().SetIsMonotonic(true)
-	assert.Nil(t, New(GRPCPrometheus, TargetSemconv).Recognize(pcommon.NewInstrumentationScope(), m), "semconv has no started metric")
-	r := New(GRPCPrometheus, TargetGRPC).Recognize(pcommon.NewInstrumentationScope(), m)
+	assert.Nil(t, mustNew(t, GRPCPrometheus, TargetSemconv).Recognize(pcommon.NewInstrumentationScope(), m), "semconv has no started metric")
+	r := mustNew(t, GRPCPrometheus, TargetGRPC).Recognize(pcommon.NewInstrumentationScope(), m)
 	if assert.NotNil(t, r) {
 		assert.Equal(t, ServerCallStarted, r.Concept)
 	}

@@ -24,7 +24,7 @@ func semconvServer(t *testing.T, methods ...string) pmetric.Metric {
 
 func TestRewriterListsEachMethodOnce(t *testing.T) {
 	rw := NewWriter(TargetSemconv, Options{Methods: true}).NewRewriter()
-	r := New(Semconv, TargetSemconv).Recognize(pcommon.NewInstrumentationScope(), semconvServer(t))
+	r := mustNew(t, Semconv, TargetSemconv).Recognize(pcommon.NewInstrumentationScope(), semconvServer(t))
 	require.NotNil(t, r)
 
 	assert.Equal(t, 7, rw.Rewrite(semconvServer(t, "s/A", "s/B", "s/A", "_OTHER", "s/A", "s/C", "s/B"), r))
@@ -41,7 +41,7 @@ func TestCollapseOnlyTheRefusedMethods(t *testing.T) {
 	for _, target := range []Target{TargetSemconv, TargetGRPC} {
 		rw := NewWriter(target, Options{Methods: true}).NewRewriter()
 		m := semconvServer(t, "s/A", "s/B", "_OTHER", "s/B")
-		r := New(Semconv, target).Recognize(pcommon.NewInstrumentationScope(), m)
+		r := mustNew(t, Semconv, target).Recognize(pcommon.NewInstrumentationScope(), m)
 		rw.Rewrite(m, r)
 		n := rw.Collapse(m, func(method string) bool { return method == "s/B" })
 		assert.Equal(t, 2, n)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -12,11 +13,11 @@ import (
 
 func TestNewShapesTheDispatch(t *testing.T) {
 	assert.Nil(t, New(nil), "no sink: nothing to walk")
-	one := dialect.New(dialect.GRPCNative, dialect.TargetSemconv)
+	one := mustNew(t, dialect.GRPCNative)
 	assert.Same(t, one, New([]dialect.Sink{one}), "one sink: called directly")
 	var all []dialect.Sink
 	for _, d := range dialect.All {
-		all = append(all, dialect.New(d, dialect.TargetSemconv))
+		all = append(all, mustNew(t, d))
 	}
 	c, ok := New(all).(*combined)
 	if !assert.True(t, ok, "several sinks: one combined sink") {
@@ -42,4 +43,11 @@ func TestNewShapesTheDispatch(t *testing.T) {
 	m.SetName("http.server.request.duration")
 	m.SetEmptyHistogram()
 	assert.Nil(t, c.Recognize(scope, m), "an unrelated metric is nobody's")
+}
+
+func mustNew(t *testing.T, d dialect.Dialect) dialect.Sink {
+	t.Helper()
+	s, err := dialect.New(d, dialect.TargetSemconv)
+	require.NoError(t, err)
+	return s
 }
