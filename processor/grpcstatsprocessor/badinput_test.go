@@ -337,7 +337,7 @@ func procRows() []procRow {
 		},
 		{
 			name:      "histograms whose buckets disagree with their count or bounds are converted with their buckets as sent",
-			configure: func(c *Config) { c.HistogramBounds = boundsCommon },
+			configure: func(c *Config) { c.HistogramBounds = BoundsCommon },
 			bad: func(sm pmetric.ScopeMetrics) {
 				for id, layout := range map[string]struct {
 					bounds []float64

@@ -22,17 +22,17 @@ type Config struct {
 	// Sinks are the dialects to merge, highest precedence first. Absent means
 	// every dialect, the target's own first; an empty list means none.
 	Sinks []dialect.Dialect `mapstructure:"sinks"`
-	// Duplicates is "drop" (default) or "keep".
-	Duplicates string `mapstructure:"duplicates"`
+	// Duplicates is what becomes of a lower-precedence dialect's
+	// measurements of calls another dialect reports: DuplicatesDrop
+	// (default) or DuplicatesKeep.
+	Duplicates Duplicates `mapstructure:"duplicates"`
 	// DuplicateWindow is how long a resource's chosen dialect is remembered
 	// across batches.
 	DuplicateWindow time.Duration `mapstructure:"duplicate_window"`
 	// MaxResources bounds the resources whose chosen dialects are remembered.
 	MaxResources int `mapstructure:"max_resources"`
-	// HistogramBounds is "keep" (converted histograms keep their bounds,
-	// scaled with the unit) or "common" (re-bucketed losslessly onto the
-	// bounds they share with dialect.CommonBounds).
-	HistogramBounds string `mapstructure:"histogram_bounds"`
+	// HistogramBounds is BoundsKeep (default) or BoundsCommon.
+	HistogramBounds HistogramBounds `mapstructure:"histogram_bounds"`
 	// Methods guards rpc.method cardinality.
 	Methods MethodsConfig `mapstructure:"methods"`
 	// DropAttributes are removed from converted points.
@@ -57,11 +57,27 @@ type MethodsConfig struct {
 	Allow []string `mapstructure:"allow"`
 }
 
+// Duplicates is what the processor does with the measurements of a
+// dialect that another dialect of higher precedence reports too.
+type Duplicates string
+
 const (
-	duplicatesDrop = "drop"
-	duplicatesKeep = "keep"
-	boundsKeep     = "keep"
-	boundsCommon   = "common"
+	// DuplicatesDrop drops the lower-precedence dialect's metric.
+	DuplicatesDrop Duplicates = "drop"
+	// DuplicatesKeep converts both.
+	DuplicatesKeep Duplicates = "keep"
+)
+
+// HistogramBounds is what the processor does with the bounds of the
+// histograms it converts.
+type HistogramBounds string
+
+const (
+	// BoundsKeep keeps each histogram's bounds, scaled with the unit.
+	BoundsKeep HistogramBounds = "keep"
+	// BoundsCommon re-buckets each histogram losslessly onto the bounds it
+	// shares with dialect.CommonBounds.
+	BoundsCommon HistogramBounds = "common"
 )
 
 var (
@@ -101,9 +117,9 @@ func (cfg *Config) Validate() error {
 		seen[d] = true
 	}
 	switch cfg.Duplicates {
-	case duplicatesDrop, duplicatesKeep:
+	case DuplicatesDrop, DuplicatesKeep:
 	default:
-		errs = append(errs, fmt.Errorf("duplicates: unknown value %q (want %q or %q)", cfg.Duplicates, duplicatesDrop, duplicatesKeep))
+		errs = append(errs, fmt.Errorf("duplicates: unknown value %q (want %q or %q)", cfg.Duplicates, DuplicatesDrop, DuplicatesKeep))
 	}
 	if cfg.DuplicateWindow <= 0 {
 		errs = append(errs, fmt.Errorf("duplicate_window: must be positive, got %v", cfg.DuplicateWindow))
@@ -112,9 +128,9 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("max_resources: must be positive, got %d", cfg.MaxResources))
 	}
 	switch cfg.HistogramBounds {
-	case boundsKeep, boundsCommon:
+	case BoundsKeep, BoundsCommon:
 	default:
-		errs = append(errs, fmt.Errorf("histogram_bounds: unknown value %q (want %q or %q)", cfg.HistogramBounds, boundsKeep, boundsCommon))
+		errs = append(errs, fmt.Errorf("histogram_bounds: unknown value %q (want %q or %q)", cfg.HistogramBounds, BoundsKeep, BoundsCommon))
 	}
 	if cfg.Methods.MaxPerService < 0 {
 		errs = append(errs, fmt.Errorf("methods::max_per_service: must not be negative, got %d", cfg.Methods.MaxPerService))
@@ -159,10 +175,10 @@ func (cfg *Config) precedence() []dialect.Dialect {
 func createDefaultConfig() component.Config {
 	return &Config{
 		Target:          dialect.TargetSemconv,
-		Duplicates:      duplicatesDrop,
+		Duplicates:      DuplicatesDrop,
 		DuplicateWindow: 2 * time.Minute,
 		MaxResources:    100_000,
-		HistogramBounds: boundsKeep,
+		HistogramBounds: BoundsKeep,
 		Methods:         MethodsConfig{MaxPerService: 100},
 		DropAttributes:  []string{"net.sock.peer.addr", "net.sock.peer.port", "network.peer.address", "network.peer.port"},
 	}

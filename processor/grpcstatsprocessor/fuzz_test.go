@@ -24,8 +24,8 @@ func fuzzConfigs() []*Config {
 	grpc.Target = dialect.TargetGRPC
 	grpc.Methods.MaxPerService = 2
 	keep := createDefaultConfig().(*Config)
-	keep.Duplicates = duplicatesKeep
-	keep.HistogramBounds = boundsCommon
+	keep.Duplicates = DuplicatesKeep
+	keep.HistogramBounds = BoundsCommon
 	return []*Config{semconv, grpc, keep}
 }
 
@@ -96,7 +96,7 @@ func FuzzProcessOTLP(f *testing.F) {
 				if out.MetricCount() > in.MetricCount() || out.DataPointCount() > in.DataPointCount() {
 					t.Fatalf("config %d: %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
 				}
-				if cfg.Duplicates == duplicatesKeep && (out.MetricCount() != in.MetricCount() || out.DataPointCount() != in.DataPointCount()) {
+				if cfg.Duplicates == DuplicatesKeep && (out.MetricCount() != in.MetricCount() || out.DataPointCount() != in.DataPointCount()) {
 					t.Fatalf("config %d keeps duplicates, yet %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
 				}
 			}

@@ -62,7 +62,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 	}
 	p.writer = dialect.NewWriter(cfg.Target, dialect.Options{
 		Drop:         cfg.DropAttributes,
-		CommonBounds: cfg.HistogramBounds == boundsCommon,
+		CommonBounds: cfg.HistogramBounds == BoundsCommon,
 		Methods:      p.guard != nil,
 	})
 	var sinks []dialect.Sink
@@ -76,7 +76,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 		p.dialectOpts[d] = metric.WithAttributeSet(attribute.NewSet(attribute.String("dialect", string(d))))
 	}
 	p.dispatch = sink.New(sinks)
-	if cfg.Duplicates == duplicatesDrop {
+	if cfg.Duplicates == DuplicatesDrop {
 		p.dedupe = dedupe.New(int64(cfg.DuplicateWindow), cfg.MaxResources)
 	}
 	p.work.New = func() any { return newBatchWork(p) }

@@ -124,7 +124,7 @@ func TestDuplicatesAcrossBatchesWithinWindow(t *testing.T) {
 
 func TestDuplicatesKeep(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.Duplicates = duplicatesKeep
+	cfg.Duplicates = DuplicatesKeep
 	md, _ := loadFixture(t, "otelgrpc_and_grpc_native")
 	out := process(t, cfg, md)[0]
 	_, n := counts(out, "rpc.server.call.duration", shapes[dialect.TargetSemconv], true)
@@ -286,8 +286,8 @@ func TestTelemetry(t *testing.T) {
 
 func TestCommonBoundsMakeDialectsSummable(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.HistogramBounds = boundsCommon
-	cfg.Duplicates = duplicatesKeep // keep both dialects' server durations to compare them
+	cfg.HistogramBounds = BoundsCommon
+	cfg.Duplicates = DuplicatesKeep // keep both dialects' server durations to compare them
 	for _, name := range []string{"otelgrpc_and_grpc_native", "otelgrpc_v0.64_legacy", "opencensus", "grpc_prometheus"} {
 		t.Run(name, func(t *testing.T) {
 			in, _ := loadFixture(t, name)
@@ -313,7 +313,7 @@ func TestCommonBoundsMakeDialectsSummable(t *testing.T) {
 
 func TestRebucketIsLossless(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
-	cfg.HistogramBounds = boundsCommon
+	cfg.HistogramBounds = BoundsCommon
 	p, sink, _ := newTestProcessor(t, cfg)
 	md := legacyServer("shop.Cart", "Add", 0)
 	dp := md.ResourceMetrics().At(0).ScopeMetrics().At(0).Metrics().At(0).Histogram().DataPoints().At(0)
