@@ -36,24 +36,6 @@ const (
 // All lists every dialect.
 var All = []Dialect{GRPCNative, Semconv, SemconvLegacy, OpenCensus, GRPCPrometheus}
 
-// Target names a canonical form.
-type Target string
-
-const (
-	// TargetSemconv is what current otelgrpc (v0.72.0) emits by default.
-	TargetSemconv Target = "semconv"
-	// TargetGRPC is the gRFC A66 form of grpc-go's own plugin.
-	TargetGRPC Target = "grpc"
-)
-
-// Dialect is the dialect that already speaks the target.
-func (t Target) Dialect() Dialect {
-	if t == TargetGRPC {
-		return GRPCNative
-	}
-	return Semconv
-}
-
 // Concept is what a metric measures, whatever its dialect.
 type Concept uint8
 
