@@ -42,7 +42,10 @@ require (
 	google.golang.org/protobuf v1.36.12
 )
 
-require go.opentelemetry.io/collector/config/configoptional v1.70.0
+require (
+	go.opentelemetry.io/collector/config/configoptional v1.70.0
+	go.yaml.in/yaml/v3 v3.0.5
+)
 
 require (
 	github.com/Microsoft/go-winio v0.6.4 // indirect
@@ -101,7 +104,6 @@ require (
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/proto/otlp v1.11.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

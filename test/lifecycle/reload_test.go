@@ -3,7 +3,6 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,6 +21,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
 const (
@@ -43,7 +44,7 @@ var (
 func TestConfigReload(t *testing.T) {
 	bin := gatewaytest.Binary(t)
 	t.Run("SIGHUP", func(t *testing.T) {
-		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, _ string, _ ports) *gatewaytest.Gateway {
+		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, _ string, _ gatewaytest.Addrs) *gatewaytest.Gateway {
 			// otelcol re-reads the config file on SIGHUP and restarts the
 			// service in the same process.
 			require.NoError(t, g.Cmd.Process.Signal(syscall.SIGHUP))
@@ -53,11 +54,11 @@ func TestConfigReload(t *testing.T) {
 		})
 	})
 	t.Run("restart", func(t *testing.T) {
-		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, cfg string, p ports) *gatewaytest.Gateway {
+		testReload(t, func(t *testing.T, g *gatewaytest.Gateway, cfg string, p gatewaytest.Addrs) *gatewaytest.Gateway {
 			g.Stop(t, shutdownBound)
 			assertCleanShutdown(t, g)
 			g2 := gatewaytest.Start(t, bin, cfg)
-			gatewaytest.WaitHealthy(t, g2, "http://"+p.health+"/")
+			gatewaytest.WaitHealthy(t, g2, "http://"+p.Health+"/")
 			return g2
 		})
 	})
@@ -69,16 +70,16 @@ func TestConfigReload(t *testing.T) {
 // within recoveryBound, none lower than before; and that a client exporting
 // back to back through the reload loses no export: none fails for good, and
 // the last one acknowledged is the one served.
-func testReload(t *testing.T, reload func(t *testing.T, g *gatewaytest.Gateway, cfg string, p ports) *gatewaytest.Gateway) {
-	p := newPorts(t)
+func testReload(t *testing.T, reload func(t *testing.T, g *gatewaytest.Gateway, cfg string, p gatewaytest.Addrs) *gatewaytest.Gateway) {
+	p := gatewaytest.FreeAddrs(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	writeConfig(t, cfg, p, beforeReload)
 	g := gatewaytest.Start(t, gatewaytest.Binary(t), cfg)
-	gatewaytest.WaitHealthy(t, g, "http://"+p.health+"/")
-	metricsURL := "http://" + p.metrics + "/metrics"
+	gatewaytest.WaitHealthy(t, g, "http://"+p.Health+"/")
+	metricsURL := "http://" + p.Metrics + "/metrics"
 
-	ag := startAgents(t, p.otlp)
-	pu := startPusher(t, p.otlp)
+	ag := startAgents(t, p.OTLP)
+	pu := startPusher(t, p.OTLP)
 	var before map[string]float64
 	require.Eventually(t, func() bool {
 		fams, _, _, err := gatewaytest.Scrape(metricsURL)

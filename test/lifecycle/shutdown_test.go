@@ -11,10 +11,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -32,61 +30,13 @@ import (
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
 // shutdownBound is how long a SIGTERM may take to end the process while
 // scrapers read on and agents push.
 const shutdownBound = 10 * time.Second
-
-const gatewayConfig = `
-extensions:
-  health_check:
-    endpoint: %[1]s
-
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: %[2]s
-
-processors:
-  memory_limiter:
-    check_interval: 1s
-    limit_percentage: 80
-    spike_limit_percentage: 20
-  grpcstats:
-
-exporters:
-  agentprometheus:
-    endpoint: %[3]s
-    max_series: %[5]d
-    const_labels:
-      gateway: %[6]s
-
-service:
-  extensions: [health_check]
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      processors: [memory_limiter, grpcstats]
-      exporters: [agentprometheus]
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %[4]s
-`
-
-type ports struct{ health, otlp, metrics, telemetry string }
-
-func newPorts(t *testing.T) ports {
-	return ports{gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)}
-}
-
-func (p ports) all() []string { return []string{p.health, p.otlp, p.metrics, p.telemetry} }
 
 // settings are the exporter options the tests vary.
 type settings struct {
@@ -96,20 +46,25 @@ type settings struct {
 
 var defaults = settings{gateway: "a", maxSeries: 1_000_000}
 
-func writeConfig(t *testing.T, path string, p ports, s settings) {
+// writeConfig writes the tests' config on the addresses a: the default
+// processors, and the exporter with s.
+func writeConfig(t *testing.T, path string, a gatewaytest.Addrs, s settings) {
 	t.Helper()
-	cfg := fmt.Appendf(nil, gatewayConfig, p.health, p.otlp, p.metrics, gatewaytest.PortOf(t, p.telemetry), s.maxSeries, s.gateway)
-	require.NoError(t, os.WriteFile(path, cfg, 0o600))
+	gatewaytest.Config{
+		Addrs:      a,
+		Processors: true,
+		Exporter:   map[string]any{"max_series": s.maxSeries, "const_labels": map[string]any{"gateway": s.gateway}},
+	}.Write(t, path)
 }
 
 // startDefault writes the default config and starts a healthy gateway on it.
-func startDefault(t *testing.T, s settings) (*gatewaytest.Gateway, ports, string) {
+func startDefault(t *testing.T, s settings) (*gatewaytest.Gateway, gatewaytest.Addrs, string) {
 	t.Helper()
-	p := newPorts(t)
+	p := gatewaytest.FreeAddrs(t)
 	cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 	writeConfig(t, cfg, p, s)
 	g := gatewaytest.Start(t, gatewaytest.Binary(t), cfg)
-	gatewaytest.WaitHealthy(t, g, "http://"+p.health+"/")
+	gatewaytest.WaitHealthy(t, g, "http://"+p.Health+"/")
 	return g, p, cfg
 }
 
@@ -142,11 +97,11 @@ func agentResource(name, instance string) *resource.Resource {
 
 // load pushes resources×perResource counter series over OTLP gRPC, in
 // requests of 5000 points, and waits until the exporter holds them all.
-func load(t *testing.T, p ports, resources, perResource int) {
+func load(t *testing.T, p gatewaytest.Addrs, resources, perResource int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.otlp), otlpmetricgrpc.WithInsecure())
+	exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.OTLP), otlpmetricgrpc.WithInsecure())
 	require.NoError(t, err)
 	defer func() { _ = exp.Shutdown(ctx) }()
 	const batch = 5000
@@ -159,7 +114,7 @@ func load(t *testing.T, p ports, resources, perResource int) {
 	want := float64(resources * perResource)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		fams, _, _, err := gatewaytest.Scrape("http://" + p.telemetry + "/metrics")
+		fams, _, _, err := gatewaytest.Scrape("http://" + p.Telemetry + "/metrics")
 		if err == nil {
 			if active, _ := gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_active", nil); active >= want {
 				return
@@ -203,7 +158,7 @@ func TestShutdownDuringScrape(t *testing.T) {
 	t.Run("scraper reads on", func(t *testing.T) {
 		g, p, _ := startDefault(t, defaults)
 		load(t, p, resources, perResource)
-		resp, head := openScrape(t, p.metrics, 0)
+		resp, head := openScrape(t, p.Metrics, 0)
 
 		sigAt := time.Now()
 		require.NoError(t, g.Cmd.Process.Signal(syscall.SIGTERM))
@@ -219,7 +174,7 @@ func TestShutdownDuringScrape(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, fams["lifecycle_load_total"].GetMetric(), resources*perResource)
 		assertCleanShutdown(t, g)
-		assertPortsFree(t, p.all()...)
+		assertPortsFree(t, p.All()...)
 		t.Logf("SIGTERM with a %.1f MiB scrape of %d series in flight: the scrape completed and the process exited 0 after %v",
 			float64(len(head)+len(rest))/(1<<20), resources*perResource, took.Round(time.Millisecond))
 	})
@@ -231,7 +186,7 @@ func TestShutdownDuringScrape(t *testing.T) {
 		const scrapeTimeout = 3 * time.Second
 		g, p, _ := startDefault(t, defaults)
 		load(t, p, resources, perResource)
-		resp, _ := openScrape(t, p.metrics, scrapeTimeout)
+		resp, _ := openScrape(t, p.Metrics, scrapeTimeout)
 
 		sigAt := time.Now()
 		require.NoError(t, g.Cmd.Process.Signal(syscall.SIGTERM))
@@ -239,7 +194,7 @@ func TestShutdownDuringScrape(t *testing.T) {
 		_, err := io.ReadAll(resp.Body)
 		assert.Error(t, err, "the stalled scrape was not cut off")
 		assertCleanShutdown(t, g)
-		assertPortsFree(t, p.all()...)
+		assertPortsFree(t, p.All()...)
 		t.Logf("SIGTERM with a stalled scraper (scrape timeout %v): the scrape was cut off and the process exited 0 after %v", scrapeTimeout, took.Round(time.Millisecond))
 	})
 }
@@ -259,7 +214,7 @@ func TestShutdownDuringIngestion(t *testing.T) {
 	var firstErr atomic.Pointer[error]
 	for c := range clients {
 		wg.Go(func() {
-			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.otlp), otlpmetricgrpc.WithInsecure(),
+			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.OTLP), otlpmetricgrpc.WithInsecure(),
 				otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}))
 			if err != nil {
 				firstErr.CompareAndSwap(nil, &err)
@@ -306,7 +261,7 @@ func TestShutdownDuringIngestion(t *testing.T) {
 		t.Errorf("%d exports failed before the shutdown; first: %v", failedBefore.Load(), *first)
 	}
 	assertCleanShutdown(t, g)
-	assertPortsFree(t, p.all()...)
+	assertPortsFree(t, p.All()...)
 	var ok, accepted, refused int64
 	for c := range clients {
 		ok += okBefore[c].Load()
@@ -322,7 +277,7 @@ func TestShutdownDuringIngestion(t *testing.T) {
 func TestRestartOnSamePorts(t *testing.T) {
 	bin := gatewaytest.Binary(t)
 	g1, p, cfg := startDefault(t, defaults)
-	metricsURL := "http://" + p.metrics + "/metrics"
+	metricsURL := "http://" + p.Metrics + "/metrics"
 
 	// Agents that outlive the gateway: each pushes an increasing sequence
 	// number every 100ms and retries refused exports, as SDKs do.
@@ -333,7 +288,7 @@ func TestRestartOnSamePorts(t *testing.T) {
 	t.Cleanup(stopLoad)
 	for a := range agents {
 		wg.Go(func() {
-			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.otlp), otlpmetricgrpc.WithInsecure(),
+			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(p.OTLP), otlpmetricgrpc.WithInsecure(),
 				otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: 100 * time.Millisecond, MaxInterval: time.Second, MaxElapsedTime: 30 * time.Second}))
 			if err != nil {
 				t.Errorf("agent %d: %v", a, err)
@@ -372,7 +327,7 @@ func TestRestartOnSamePorts(t *testing.T) {
 	assertCleanShutdown(t, g1)
 	restartAt := time.Now()
 	g2 := gatewaytest.Start(t, bin, cfg)
-	gatewaytest.WaitHealthy(t, g2, "http://"+p.health+"/")
+	gatewaytest.WaitHealthy(t, g2, "http://"+p.Health+"/")
 	healthyAfter := time.Since(restartAt)
 
 	// The new process serves data that the same agents sent after the restart.

@@ -33,17 +33,8 @@ import (
 
 var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
 
-func binary(t *testing.T) string {
-	t.Helper()
-	bin := os.Getenv("STATSGATE_BINARY")
-	if bin == "" {
-		t.Skip("STATSGATE_BINARY is not set; run `make test`, which builds the distro first")
-	}
-	return bin
-}
-
 func TestValidateDefaultConfig(t *testing.T) {
-	out, err := exec.Command(binary(t), "validate", "--config", gatewayConfig).CombinedOutput()
+	out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", gatewayConfig).CombinedOutput()
 	require.NoError(t, err, "validate failed:\n%s", out)
 }
 
@@ -77,7 +68,7 @@ func TestValidateNamesMisspeltKeys(t *testing.T) {
 			cfg := filepath.Join(t.TempDir(), "gateway.yaml")
 			misspelt := strings.Replace(string(gateway), tt.at, tt.at+tt.insert, 1)
 			require.NoError(t, os.WriteFile(cfg, []byte(misspelt), 0o600))
-			out, err := exec.Command(binary(t), "validate", "--config", cfg).CombinedOutput()
+			out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", cfg).CombinedOutput()
 			require.Error(t, err, "validate accepted a misspelt key:\n%s", out)
 			assert.Contains(t, string(out), `"`+tt.component+`"`)
 			assert.Contains(t, string(out), "has invalid keys: "+tt.key)
@@ -86,14 +77,14 @@ func TestValidateNamesMisspeltKeys(t *testing.T) {
 }
 
 func TestComponentsListsOurs(t *testing.T) {
-	out, err := exec.Command(binary(t), "components").CombinedOutput()
+	out, err := exec.Command(gatewaytest.Binary(t), "components").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "name: grpcstats")
 	assert.Contains(t, string(out), "name: agentprometheus")
 }
 
 func TestGatewayServes(t *testing.T) {
-	bin := binary(t)
+	bin := gatewaytest.Binary(t)
 	otlpGRPC, otlpHTTP, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
 	_, telemetryPort, err := net.SplitHostPort(gatewaytest.FreeAddr(t))
 	require.NoError(t, err)

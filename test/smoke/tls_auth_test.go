@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"crypto/tls"
 	"encoding/base64"
-	"fmt"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -18,46 +14,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// tlsAuthConfig serves /metrics over TLS behind the authenticator %[1]s
-// (configured by %[7]s), with debug logs and the collector's own metrics on,
-// so that a leaked secret would show up in one or the other.
-const tlsAuthConfig = `
-extensions:
-%[7]s
-  health_check:
-    endpoint: %[2]s
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: %[3]s
-exporters:
-  agentprometheus:
-    endpoint: %[4]s
-    tls:
-      cert_file: %[5]s
-      key_file: %[6]s
-    auth:
-      authenticator: %[1]s
-service:
-  extensions: [%[1]s, health_check]
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      exporters: [agentprometheus]
-  telemetry:
-    logs:
-      level: debug
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %[8]s
-`
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+)
 
 func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 	const token, password = "s3cret-scrape-token", "s3cret-scrape-password"
@@ -65,21 +24,22 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 	}
 	tests := []struct {
-		authenticator, extension string
-		secret                   string
-		good                     string
-		bad                      []string
+		authenticator string
+		extension     map[string]any
+		secret        string
+		good          string
+		bad           []string
 	}{
 		{
 			authenticator: "bearertokenauth",
-			extension:     fmt.Sprintf("  bearertokenauth:\n    token: %q", token),
+			extension:     map[string]any{"token": token},
 			secret:        token,
 			good:          "Bearer " + token,
 			bad:           []string{"", "Bearer wrong-token-value", basic("prometheus", token)},
 		},
 		{
 			authenticator: "basicauth",
-			extension:     fmt.Sprintf("  basicauth:\n    htpasswd:\n      inline: |\n        prometheus:%s", password),
+			extension:     map[string]any{"htpasswd": map[string]any{"inline": "prometheus:" + password}},
 			secret:        password,
 			good:          basic("prometheus", password),
 			bad:           []string{"", basic("prometheus", "wrong-password-value"), basic("nobody", password), "Bearer " + password},
@@ -87,15 +47,24 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.authenticator, func(t *testing.T) {
-			bin := binary(t)
+			bin := gatewaytest.Binary(t)
 			dir := t.TempDir()
 			certFile, keyFile, pool := gatewaytest.WriteCert(t, dir)
-			health, metrics, telemetry := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
-			_, telemetryPort, err := net.SplitHostPort(telemetry)
-			require.NoError(t, err)
+			// /metrics over TLS behind the authenticator, with debug logs and
+			// the collector's own metrics on, so that a leaked secret would
+			// show up in one or the other.
+			c := gatewaytest.Config{
+				Addrs: gatewaytest.FreeAddrs(t),
+				Exporter: map[string]any{
+					"tls":  map[string]any{"cert_file": certFile, "key_file": keyFile},
+					"auth": map[string]any{"authenticator": tt.authenticator},
+				},
+				Extensions: map[string]any{tt.authenticator: tt.extension},
+				LogLevel:   "debug",
+			}
+			health, metrics, telemetry := c.Health, c.Metrics, c.Telemetry
 			cfg := filepath.Join(dir, "gateway.yaml")
-			require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, tlsAuthConfig,
-				tt.authenticator, health, gatewaytest.FreeAddr(t), metrics, certFile, keyFile, tt.extension, telemetryPort), 0o600))
+			c.Write(t, cfg)
 
 			var logs bytes.Buffer
 			cmd := exec.Command(bin, "--config", cfg)

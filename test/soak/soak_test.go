@@ -14,7 +14,6 @@ import (
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -69,48 +68,6 @@ const (
 	defaultDuration = 60 * time.Second
 )
 
-const soakConfig = `
-extensions:
-  health_check:
-    endpoint: %[1]s
-  pprof:
-    endpoint: %[2]s
-
-receivers:
-  otlp:
-    protocols:
-      grpc:
-        endpoint: %[3]s
-
-processors:
-  memory_limiter:
-    check_interval: 1s
-    limit_percentage: 80
-    spike_limit_percentage: 20
-  grpcstats:
-
-exporters:
-  agentprometheus:
-    endpoint: %[4]s
-    metric_expiration: %[5]s
-
-service:
-  extensions: [health_check, pprof]
-  pipelines:
-    metrics:
-      receivers: [otlp]
-      processors: [memory_limiter, grpcstats]
-      exporters: [agentprometheus]
-  telemetry:
-    metrics:
-      readers:
-        - pull:
-            exporter:
-              prometheus:
-                host: 127.0.0.1
-                port: %[6]s
-`
-
 func soakDuration(t *testing.T) time.Duration {
 	t.Helper()
 	s := os.Getenv("STATSGATE_SOAK_DURATION")
@@ -136,11 +93,15 @@ func TestChurnSoak(t *testing.T) {
 		t.Fatalf("go test -timeout leaves %v; a %v soak needs a minute more", time.Until(deadline).Round(time.Second), duration)
 	}
 
-	health, pprof, otlp, metrics, telemetry := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
-	cfg := filepath.Join(t.TempDir(), "soak.yaml")
-	require.NoError(t, os.WriteFile(cfg, fmt.Appendf(nil, soakConfig, health, pprof, otlp, metrics, expiration, gatewaytest.PortOf(t, telemetry)), 0o600))
-	g := gatewaytest.Start(t, bin, cfg)
-	gatewaytest.WaitHealthy(t, g, "http://"+health+"/")
+	cfg := gatewaytest.Config{
+		Addrs:      gatewaytest.FreeAddrs(t),
+		Pprof:      gatewaytest.FreeAddr(t),
+		Processors: true,
+		Exporter:   map[string]any{"metric_expiration": expiration.String()},
+	}
+	otlp, metrics, pprof, telemetry := cfg.OTLP, cfg.Metrics, cfg.Pprof, cfg.Telemetry
+	g := gatewaytest.Start(t, bin, cfg.WriteTemp(t))
+	gatewaytest.WaitHealthy(t, g, "http://"+cfg.Health+"/")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup

@@ -53,7 +53,7 @@ func FreeAddr(t testing.TB) string {
 }
 
 // PortOf is the port of addr.
-func PortOf(t *testing.T, addr string) string {
+func PortOf(t testing.TB, addr string) string {
 	t.Helper()
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
