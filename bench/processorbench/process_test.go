@@ -1,7 +1,6 @@
 package processorbench
 
 import (
-	"context"
 	"testing"
 
 	"go.opentelemetry.io/collector/consumer/consumertest"
@@ -36,34 +35,16 @@ var benchCases = []benchCase{
 }
 
 // BenchmarkProcess consumes a fresh copy of a batch per iteration (both
-// processors change the batches they are given), copied with the timer
-// stopped, so only ConsumeMetrics is timed; one op is one data point (one
-// metric in passthrough, where every metric has one point).
+// processors change the batches they are given; ours without sinks declares
+// it does not and gets the same batch), copied with the timer stopped, so
+// only ConsumeMetrics is timed (grpcstatstest.ConsumePerItem); one op is one
+// data point (one metric in passthrough, where every metric has one point).
 func BenchmarkProcess(b *testing.B) {
 	for _, c := range benchCases {
 		batch := c.batch()
 		for _, name := range c.procs {
 			b.Run("case="+c.name+"/proc="+name, func(b *testing.B) {
-				p := newProcessor(b, name, consumertest.NewNop())
-				// A processor that declares it leaves batches alone (ours
-				// without sinks) is handed the same batch every time, as the
-				// collector's fan-out would: copying a batch for an op that
-				// costs next to nothing would make the run last hours.
-				mutates := p.Capabilities().MutatesData
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := 0; i < b.N; i += batchPoints {
-					md := batch
-					if mutates {
-						b.StopTimer()
-						md = pmetric.NewMetrics()
-						batch.CopyTo(md)
-						b.StartTimer()
-					}
-					if err := p.ConsumeMetrics(context.Background(), md); err != nil {
-						b.Fatal(err)
-					}
-				}
+				grpcstatstest.ConsumePerItem(b, newProcessor(b, name, consumertest.NewNop()), batch, batchPoints)
 			})
 		}
 	}

@@ -30,29 +30,6 @@ func benchProcessor(b *testing.B, sinks []dialect.Dialect, maxPerService int) *g
 	return p.(*grpcStatsProcessor)
 }
 
-// runPerItem consumes a fresh copy of batch per iteration, timing only the
-// processor, and reports ns and allocations per point (or per metric).
-func runPerItem(b *testing.B, p *grpcStatsProcessor, batch pmetric.Metrics) {
-	// A processor that does not mutate gets the same batch every time, as
-	// the collector's fan-out would hand it; copying per iteration would
-	// dwarf an operation that costs next to nothing.
-	mutates := p.Capabilities().MutatesData
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i += benchPoints {
-		md := batch
-		if mutates {
-			b.StopTimer()
-			md = pmetric.NewMetrics()
-			batch.CopyTo(md)
-			b.StartTimer()
-		}
-		if err := p.ConsumeMetrics(context.Background(), md); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkConvert converts otelgrpc v0.64 server durations (rename, ms→s
 // on sum and bounds, attribute rewrite) from grpcstatstest.LegacyBatch, the
 // batch bench/processorbench compares with contrib; ns/op is per data point.
@@ -63,7 +40,7 @@ func BenchmarkConvert(b *testing.B) {
 		{dialect.Semconv, dialect.GRPCNative, dialect.SemconvLegacy, dialect.OpenCensus, dialect.GRPCPrometheus},
 	} {
 		b.Run(fmt.Sprintf("sinks=%d", len(sinks)), func(b *testing.B) {
-			runPerItem(b, benchProcessor(b, sinks, 0), grpcstatstest.LegacyBatch(benchPoints, false))
+			grpcstatstest.ConsumePerItem(b, benchProcessor(b, sinks, 0), grpcstatstest.LegacyBatch(benchPoints, false), benchPoints)
 		})
 	}
 }
@@ -73,7 +50,7 @@ func BenchmarkPassThrough(b *testing.B) {
 	for _, n := range []int{0, 5} {
 		sinks := dialect.All[:n]
 		b.Run(fmt.Sprintf("sinks=%d", n), func(b *testing.B) {
-			runPerItem(b, benchProcessor(b, sinks, 0), grpcstatstest.UnrelatedBatch(benchPoints))
+			grpcstatstest.ConsumePerItem(b, benchProcessor(b, sinks, 0), grpcstatstest.UnrelatedBatch(benchPoints), benchPoints)
 		})
 	}
 }
@@ -100,7 +77,7 @@ func unitBugBatch() pmetric.Metrics {
 
 // BenchmarkRescale is the rename/scale path alone; ns/op is per data point.
 func BenchmarkRescale(b *testing.B) {
-	runPerItem(b, benchProcessor(b, dialect.All, 0), unitBugBatch())
+	grpcstatstest.ConsumePerItem(b, benchProcessor(b, dialect.All, 0), unitBugBatch(), benchPoints)
 }
 
 // BenchmarkMethodGuard converts the legacy batch (grpcstatstest.Methods
@@ -110,7 +87,7 @@ func BenchmarkRescale(b *testing.B) {
 func BenchmarkMethodGuard(b *testing.B) {
 	for _, max := range []int{100, 10} {
 		b.Run(fmt.Sprintf("max_per_service=%d", max), func(b *testing.B) {
-			runPerItem(b, benchProcessor(b, []dialect.Dialect{dialect.SemconvLegacy}, max), grpcstatstest.LegacyBatch(benchPoints, false))
+			grpcstatstest.ConsumePerItem(b, benchProcessor(b, []dialect.Dialect{dialect.SemconvLegacy}, max), grpcstatstest.LegacyBatch(benchPoints, false), benchPoints)
 		})
 	}
 }
