@@ -118,6 +118,11 @@ func (sc *scrapers) zero(now int64) int64 {
 		z = sc.anyone
 	}
 	if n := len(sc.steps); n == 0 || sc.steps[n-1].z != z {
+		if n > 0 {
+			// Encoding stamps may run ahead of the clock: keep the history
+			// in order for zeroAt's search.
+			now = max(now, sc.steps[n-1].t)
+		}
 		if n == maxSteps {
 			sc.steps = append(sc.steps[:0], sc.steps[1:]...)
 		}
