@@ -91,6 +91,10 @@ type Config struct {
 	ResourceLabels []string `mapstructure:"resource_labels"`
 	// EnableOpenMetrics allows the OpenMetrics format when a scraper asks for it.
 	EnableOpenMetrics bool `mapstructure:"enable_open_metrics"`
+	// EnableOpenMetricsCreatedSamples adds the `_created` samples of counters,
+	// histograms and summaries to OpenMetrics scrapes. Off by default, as in
+	// client_golang: Prometheus stores each as a series of its own.
+	EnableOpenMetricsCreatedSamples bool `mapstructure:"enable_open_metrics_created_samples"`
 	// WithoutScopeInfo leaves out the otel_scope_* labels.
 	WithoutScopeInfo bool `mapstructure:"without_scope_info"`
 	// TranslationStrategy chooses name escaping and suffixes.

@@ -1,22 +1,17 @@
 package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"go.uber.org/zap"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
@@ -31,16 +26,6 @@ func stallTimeout(scrapeTimeout time.Duration) time.Duration {
 	}
 	return maxStall
 }
-
-// Compressors are pooled: a fresh one per scrape would be most of its garbage.
-var (
-	gzipPool = sync.Pool{New: func() any {
-		// BestSpeed: a gateway's exposition is large and highly redundant;
-		// level 1 already shrinks it ~10x at a fraction of the default's CPU.
-		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-		return w
-	}}
-)
 
 // scrapeOutcome labels how a scrape ended in self-telemetry.
 type scrapeOutcome int
@@ -150,34 +135,6 @@ func (c responseConn) SetWriteDeadline(t time.Time) error { return c.rc.SetWrite
 
 func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutcome) {
 	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o]...)
-}
-
-// encoder writes the exposition in format, compressed when gz is set. Text
-// 0.0.4 with legacy names takes the direct writer; every other format goes
-// through expfmt.
-func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
-	write := func(w io.Writer, began int64) error {
-		opts := e.expo
-		opts.Release = e.scrapers.release(began)
-		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-			return exposition.WriteText(w, e.store, opts)
-		}
-		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
-	}
-	if !gz {
-		return write
-	}
-	return func(w io.Writer, began int64) error {
-		zw := gzipPool.Get().(*gzip.Writer)
-		zw.Reset(w)
-		err := write(zw, began)
-		if cerr := zw.Close(); err == nil {
-			err = cerr
-		}
-		zw.Reset(nil)
-		gzipPool.Put(zw)
-		return err
-	}
 }
 
 // scrapeTimeout is the shortest of scrape::timeout, the server's

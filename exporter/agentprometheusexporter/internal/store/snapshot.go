@@ -1,16 +1,35 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
-// Snapshot is a copy of the state a text scrape needs of one series, taken
-// under the family's read lock so that formatting happens after it is
-// released: ingestion then waits for a copy, never for formatting.
+// Snapshot is a copy of the state a scrape needs of one series, taken under
+// the family's read lock so that formatting happens after it is released:
+// ingestion then waits for a copy, never for formatting. Slices point into
+// the SnapshotScratch and are valid only during the Snapshots callback.
 type Snapshot struct {
-	Labels     string // immutable once created
-	Timestamp  int64
-	Value      float64
-	Count      uint64
-	Bounds     *Bounds  // interned and never changed
-	Cumulative []uint64 // in the Snapshots scratch
+	Labels    string // rendered label set, immutable once created (see Series.Labels)
+	Timestamp int64  // unix nanoseconds
+	// Start is the created timestamp in unix nanoseconds, 0 when unknown.
+	Start int64
+	// Held is set for the zero of a new run of deltas (Series.Shown):
+	// Value, Count and every bucket are zero, Timestamp is HeldTimestamp.
+	Held bool
+
+	Value float64 // gauge or counter value; the sum of a histogram or summary
+	Count uint64  // observations of a histogram or summary
+
+	Bounds     *Bounds  // interned and never changed; nil unless an explicit-bucket histogram
+	Cumulative []uint64 // one per bound
+	Native     *NativeSnapshot
 	Quantiles  []Quantile
+	Exemplars  []Exemplar
+}
+
+// NativeSnapshot is the copy of an exponential histogram.
+type NativeSnapshot struct {
+	Schema        int32
+	ZeroThreshold float64
+	ZeroCount     uint64
+	Positive      Buckets // Counts in the scratch
+	Negative      Buckets
 }
 
 // SnapshotScratch holds the reusable buffers of Snapshots.
@@ -18,6 +37,8 @@ type SnapshotScratch struct {
 	snaps     []Snapshot
 	counts    []uint64
 	quantiles []Quantile
+	exemplars []Exemplar
+	natives   []NativeSnapshot
 }
 
 // Snapshots calls fn with copies of the family's series, a chunk at a time;
@@ -28,31 +49,13 @@ func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) 
 		f.mu.RLock()
 		end := min(start+chunk, len(f.series))
 		sc.snaps, sc.counts, sc.quantiles = sc.snaps[:0], sc.counts[:0], sc.quantiles[:0]
+		sc.exemplars, sc.natives = sc.exemplars[:0], sc.natives[:0]
 		for _, s := range f.series[start:max(start, end)] {
 			shown := s.Shown(r)
 			if shown == ShowNothing {
 				continue
 			}
-			snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Value: s.Value, Count: s.Count}
-			held := shown == ShowZero
-			if held {
-				snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
-			}
-			if h := s.Histogram; h != nil {
-				from := len(sc.counts)
-				if held {
-					sc.counts = append(sc.counts, make([]uint64, len(h.Cumulative))...)
-				} else {
-					sc.counts = append(sc.counts, h.Cumulative...)
-				}
-				snap.Bounds, snap.Cumulative = h.Bounds, sc.counts[from:len(sc.counts):len(sc.counts)]
-			}
-			if len(s.Quantiles) > 0 {
-				from := len(sc.quantiles)
-				sc.quantiles = append(sc.quantiles, s.Quantiles...)
-				snap.Quantiles = sc.quantiles[from:len(sc.quantiles):len(sc.quantiles)]
-			}
-			sc.snaps = append(sc.snaps, snap)
+			sc.snaps = append(sc.snaps, sc.copy(s, shown == ShowZero))
 		}
 		more := end < len(f.series)
 		f.mu.RUnlock()
@@ -61,4 +64,47 @@ func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) 
 			return
 		}
 	}
+}
+
+// copy takes what a scrape needs of s. Slices into the scratch stay valid
+// when a later append moves the scratch: they keep the array they point into.
+func (sc *SnapshotScratch) copy(s *Series, held bool) Snapshot {
+	snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Start: s.Start, Value: s.Value, Count: s.Count, Held: held}
+	if held {
+		snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
+	}
+	if h := s.Histogram; h != nil {
+		snap.Bounds, snap.Cumulative = h.Bounds, sc.appendCounts(h.Cumulative, held)
+	}
+	if n := s.Native; n != nil {
+		ns := NativeSnapshot{Schema: n.Schema, ZeroThreshold: n.ZeroThreshold}
+		if !held {
+			ns.ZeroCount = n.ZeroCount
+			ns.Positive = Buckets{Offset: n.Positive.Offset, Counts: sc.appendCounts(n.Positive.Counts, false)}
+			ns.Negative = Buckets{Offset: n.Negative.Offset, Counts: sc.appendCounts(n.Negative.Counts, false)}
+		}
+		sc.natives = append(sc.natives, ns)
+		snap.Native = &sc.natives[len(sc.natives)-1]
+	}
+	if len(s.Quantiles) > 0 && !held {
+		from := len(sc.quantiles)
+		sc.quantiles = append(sc.quantiles, s.Quantiles...)
+		snap.Quantiles = sc.quantiles[from:len(sc.quantiles):len(sc.quantiles)]
+	}
+	if len(s.Exemplars) > 0 && !held {
+		from := len(sc.exemplars)
+		sc.exemplars = append(sc.exemplars, s.Exemplars...)
+		snap.Exemplars = sc.exemplars[from:len(sc.exemplars):len(sc.exemplars)]
+	}
+	return snap
+}
+
+func (sc *SnapshotScratch) appendCounts(counts []uint64, zero bool) []uint64 {
+	from := len(sc.counts)
+	if zero {
+		sc.counts = append(sc.counts, make([]uint64, len(counts))...)
+	} else {
+		sc.counts = append(sc.counts, counts...)
+	}
+	return sc.counts[from:len(sc.counts):len(sc.counts)]
 }
