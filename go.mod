@@ -43,6 +43,7 @@ require (
 )
 
 require (
+	github.com/klauspost/compress v1.20.3
 	go.opentelemetry.io/collector/config/configoptional v1.70.0
 	go.yaml.in/yaml/v3 v3.0.5
 )
@@ -62,7 +63,6 @@ require (
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.30.0 // indirect
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
-	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/knadh/koanf/maps v0.1.3 // indirect
 	github.com/knadh/koanf/providers/confmap v1.0.1 // indirect
 	github.com/knadh/koanf/v2 v2.3.8 // indirect

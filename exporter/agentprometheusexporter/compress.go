@@ -1,35 +1,148 @@
 package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 
 import (
-	"compress/gzip"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
-// Compressors are pooled: a fresh one per scrape would be most of its garbage.
-var gzipPool = sync.Pool{New: func() any {
-	// BestSpeed: a gateway's exposition is large and highly redundant;
-	// level 1 already shrinks it ~10x at a fraction of the default's CPU.
-	w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return w
-}}
+// contentEncoding is how a scrape's body is compressed.
+type contentEncoding uint8
 
-// compressed wraps write in gzip when gz is set.
-func compressed(write scrape.Encode, gz bool) scrape.Encode {
-	if !gz {
+const (
+	encodingIdentity contentEncoding = iota
+	encodingGzip
+	encodingZstd
+)
+
+// String is the Content-Encoding value; identity has none.
+func (c contentEncoding) String() string {
+	switch c {
+	case encodingGzip:
+		return "gzip"
+	case encodingZstd:
+		return "zstd"
+	default:
+		return ""
+	}
+}
+
+// negotiateEncoding picks the compression of a scrape from its
+// Accept-Encoding header, with the offers of client_golang's promhttp
+// (gzip and zstd): the coding with the highest q wins, "*" stands for any,
+// q=0 refuses. On a tie gzip wins, then zstd; identity only when the scraper
+// prefers it outright. Prometheus asks for gzip.
+func negotiateEncoding(acceptEncoding string) contentEncoding {
+	q := [3]float64{-1, -1, -1} // per contentEncoding; -1 is unnamed
+	star := -1.0
+	for entry := range strings.SplitSeq(acceptEncoding, ",") {
+		coding, params, _ := strings.Cut(entry, ";")
+		weight, ok := qValue(params)
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "gzip", "x-gzip":
+			q[encodingGzip] = weight
+		case "zstd":
+			q[encodingZstd] = weight
+		case "identity":
+			q[encodingIdentity] = weight
+		case "*":
+			star = weight
+		}
+	}
+	for i := range q {
+		if q[i] < 0 {
+			q[i] = star
+		}
+	}
+	best, bestQ := encodingIdentity, 0.0
+	for _, c := range []contentEncoding{encodingGzip, encodingZstd} {
+		if q[c] > bestQ {
+			best, bestQ = c, q[c]
+		}
+	}
+	if q[encodingIdentity] > bestQ {
+		return encodingIdentity
+	}
+	return best
+}
+
+// qValue reads the q parameter of an Accept-Encoding entry (1 when absent);
+// ok is false when it does not parse, and the entry is ignored.
+func qValue(params string) (q float64, ok bool) {
+	for param := range strings.SplitSeq(params, ";") {
+		key, value, _ := strings.Cut(param, "=")
+		if strings.TrimSpace(key) != "q" {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || q < 0 || q > 1 {
+			return 0, false
+		}
+		return q, true
+	}
+	return 1, true
+}
+
+// Compressors are pooled: a fresh one per scrape would be most of its
+// garbage. klauspost/compress rather than the standard library: on the text
+// and protobuf expositions of 100k series (BenchmarkCompress), its gzip at
+// level 1 is 1.8× as fast for a 10% smaller body.
+var (
+	gzipPool = sync.Pool{New: func() any {
+		// BestSpeed: a gateway's exposition is large and highly redundant;
+		// level 1 already shrinks it ~30x at a fraction of the default's CPU.
+		w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+		return w
+	}}
+	zstdPool = sync.Pool{New: func() any {
+		w, _ := zstd.NewWriter(nil, zstdOptions...)
+		return w
+	}}
+)
+
+// zstdOptions: the fastest level on the calling goroutine (the coalescer
+// already encodes on one of its own); a 1 MiB window keeps an idle pooled
+// encoder at ~0.5 MiB instead of ~3 MiB for the same body size.
+var zstdOptions = []zstd.EOption{
+	zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
+	zstd.WithWindowSize(1 << 20), zstd.WithLowerEncoderMem(true),
+}
+
+// compressor is what gzip.Writer and zstd.Encoder share.
+type compressor interface {
+	io.WriteCloser
+	Reset(w io.Writer)
+}
+
+// compressed wraps write in the negotiated compression.
+func compressed(write scrape.Encode, enc contentEncoding) scrape.Encode {
+	var pool *sync.Pool
+	switch enc {
+	case encodingGzip:
+		pool = &gzipPool
+	case encodingZstd:
+		pool = &zstdPool
+	default:
 		return write
 	}
 	return func(w io.Writer, began int64) error {
-		zw := gzipPool.Get().(*gzip.Writer)
+		zw := pool.Get().(compressor)
 		zw.Reset(w)
 		err := write(zw, began)
 		if cerr := zw.Close(); err == nil {
 			err = cerr
 		}
 		zw.Reset(nil)
-		gzipPool.Put(zw)
+		pool.Put(zw)
 		return err
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
-// encoder writes the exposition in format, compressed when gz is set. Text
+// encoder writes the exposition in format, compressed as negotiated. Text
 // 0.0.4 with legacy names takes the direct writer; every other format goes
 // through expfmt.
-func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
+func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncoding) scrape.Encode {
 	write := func(w io.Writer, began int64) error {
 		opts := e.expo
 		opts.Release = e.scrapers.release(began)
@@ -21,5 +21,5 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.
 		}
 		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
 	}
-	return compressed(write, gz)
+	return compressed(write, enc)
 }

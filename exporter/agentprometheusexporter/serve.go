@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -59,7 +58,7 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	defer e.inflight.Add(-1)
 
 	format := negotiate(r.Header, e.cfg.EnableOpenMetrics)
-	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	enc := negotiateEncoding(r.Header.Get("Accept-Encoding"))
 
 	// The scrape ends when its client goes, its timeout passes or the
 	// exporter shuts down.
@@ -82,14 +81,14 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 
 	h := w.Header()
 	h.Set("Content-Type", string(format))
-	if gz {
-		h.Set("Content-Encoding", "gzip")
-		h.Add("Vary", "Accept-Encoding")
+	if enc != encodingIdentity {
+		h.Set("Content-Encoding", enc.String())
 	}
+	h.Add("Vary", "Accept-Encoding")
 	// The coalescer bounds each write with the connection's deadline: a
 	// write blocked on a stalled connection sees nothing else.
 	conn := responseConn{ResponseWriter: w, rc: rc}
-	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Gzip: gz}, e.encoder(format, gz), conn)
+	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Encoding: enc.String()}, e.encoder(format, enc), conn)
 
 	if err == nil {
 		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began, e.clock.now().UnixNano())
@@ -152,16 +151,6 @@ func scrapeTimeout(configured, writeTimeout time.Duration, h http.Header) time.D
 		shorten(time.Duration(secs * float64(time.Second)))
 	}
 	return timeout
-}
-
-func acceptsGzip(acceptEncoding string) bool {
-	for part := range strings.SplitSeq(acceptEncoding, ",") {
-		enc, params, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.TrimSpace(enc) == "gzip" && !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") {
-			return true
-		}
-	}
-	return false
 }
 
 // remoteHost is the address a scraper is known by: its host, without the

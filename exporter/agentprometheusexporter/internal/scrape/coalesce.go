@@ -24,8 +24,8 @@ import (
 
 // Key is what makes two scrapes shareable: identical bytes on the wire.
 type Key struct {
-	Format string
-	Gzip   bool
+	Format   string
+	Encoding string // Content-Encoding, "" for identity
 }
 
 // Encode writes one complete exposition to w and stops at w's first error.
