@@ -153,8 +153,12 @@ func checkScrapes(t *testing.T, te *testExporter, lints []string) (proto map[str
 		case acceptText:
 			raw, want = []byte(body), seriesOf(families)
 		case acceptOpenMetrics:
-			require.Contains(t, header.Get("Content-Type"), "application/openmetrics-text", "OpenMetrics is enabled")
-			assert.Equal(t, want, seriesOf(families), "OpenMetrics holds the series of the text scrape")
+			if te.exp.cfg.EnableOpenMetrics {
+				require.Contains(t, header.Get("Content-Type"), "application/openmetrics-text", "OpenMetrics is enabled")
+			} else {
+				require.Contains(t, header.Get("Content-Type"), "text/plain", "OpenMetrics is disabled")
+			}
+			assert.Equal(t, want, seriesOf(families), "the OpenMetrics scrape holds the series of the text scrape")
 		default:
 			proto = families
 			assert.Equal(t, want, seriesOf(families), "protobuf holds the series of the text scrape")
@@ -331,6 +335,18 @@ func badInputRows() []badInputRow {
 				assert.Contains(t, got, "job_duration_count"+pointLabels("good")+" 2")
 				assert.Contains(t, got, "jobs_total"+lbl()+" 3")
 				assert.Empty(t, filterPrefix(got, "jobs{"), "the gauge jobs is dropped")
+			},
+		},
+		{
+			name:      "without OpenMetrics a counter x_total and a gauge x are both served",
+			configure: func(c *Config) { c.EnableOpenMetrics = false },
+			bad: func(ms pmetric.MetricSlice) {
+				counter(ms, "jobs", cumulative).AppendEmpty().SetIntValue(3)
+				describedGauge(ms, "jobs", 9, nil) // clashes only in OpenMetrics, never served here
+			},
+			check: func(t *testing.T, _ *testExporter, got []string, _ map[string]*dto.MetricFamily) {
+				assert.Contains(t, got, "jobs_total"+lbl()+" 3")
+				assert.Contains(t, got, "jobs"+lbl()+" 9")
 			},
 		},
 		{

@@ -100,7 +100,9 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource)
+	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, store.Claims{
+		OpenMetrics: cfg.EnableOpenMetrics, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples,
+	})
 	conv := convert.New(convert.Options{
 		Namespace:                cfg.Namespace,
 		ConstLabels:              cfg.ConstLabels,

@@ -13,6 +13,7 @@ import (
 type Store struct {
 	maxSeries      int64
 	maxPerResource int64
+	claimsOf       Claims
 
 	mu        sync.RWMutex
 	families  map[string]*Family
@@ -53,11 +54,20 @@ func (st *Store) DeltasAt() int64 { return st.deltaAt.Load() }
 // RunAt is the store clock of the latest batch that began a run of deltas, 0 for none.
 func (st *Store) RunAt() int64 { return st.runAt.Load() }
 
+// Claims says which formats' names a family takes besides its own (see
+// exposedNames): a clash that exists only in OpenMetrics, such as a counter
+// x_total next to a gauge x, drops nothing when OpenMetrics is never served.
+type Claims struct {
+	OpenMetrics    bool // OpenMetrics may be served
+	CreatedSamples bool // and it carries _created samples
+}
+
 // New returns an empty store with the given limits.
-func New(maxSeries, maxSeriesPerResource int) *Store {
+func New(maxSeries, maxSeriesPerResource int, claims Claims) *Store {
 	return &Store{
 		maxSeries:      int64(maxSeries),
 		maxPerResource: int64(maxSeriesPerResource),
+		claimsOf:       claims,
 		families:       map[string]*Family{},
 		resources:      map[string]*Resource{},
 		claims:         map[string]*Family{},
@@ -75,28 +85,41 @@ func (st *Store) Reserve(name string) {
 	st.claims[model.EscapeName(name, model.UnderscoreEscaping)] = reserved
 }
 
-// exposedNames lists the names a family takes in text and OpenMetrics
-// expositions: its TYPE names and sample names, for the name as scraped
-// with underscore escaping (where "a.b" and "a_b" become one name). expfmt's
-// parser, which promtool uses, attributes a sample to a histogram or summary
-// by these suffixes, and OpenMetrics types a counter by its name without
-// "_total": two families sharing any of these names make the exposition
-// fail to parse.
-func exposedNames(name string, kind Kind) []string {
+// exposedNames lists the names a family takes in the text and OpenMetrics
+// expositions c allows: its TYPE names and sample names, for the name as
+// scraped with underscore escaping (where "a.b" and "a_b" become one name).
+// expfmt's parser, which promtool uses, attributes a sample to a histogram
+// or summary by these suffixes, and OpenMetrics types a counter by its name
+// without "_total" and writes its samples with it: two families sharing any
+// of these names make the exposition fail to parse.
+func exposedNames(name string, kind Kind, c Claims) []string {
 	name = model.EscapeName(name, model.UnderscoreEscaping)
+	names := []string{name}
+	created := func(base string) {
+		if c.OpenMetrics && c.CreatedSamples {
+			names = append(names, base+"_created")
+		}
+	}
 	switch kind {
 	case KindCounter:
-		if base, ok := strings.CutSuffix(name, "_total"); ok {
-			return []string{name, base, base + "_created"}
+		if !c.OpenMetrics {
+			break
 		}
-		return []string{name, name + "_created"}
+		base, ok := strings.CutSuffix(name, "_total")
+		if ok {
+			names = append(names, base)
+		} else {
+			names = append(names, name+"_total")
+		}
+		created(base)
 	case KindHistogram:
-		return []string{name, name + "_bucket", name + "_sum", name + "_count", name + "_created"}
+		names = append(names, name+"_bucket", name+"_sum", name+"_count")
+		created(name)
 	case KindSummary:
-		return []string{name, name + "_sum", name + "_count", name + "_created"}
-	default:
-		return []string{name}
+		names = append(names, name+"_sum", name+"_count")
+		created(name)
 	}
+	return names
 }
 
 // SeriesCount is the number of series held.
@@ -115,7 +138,7 @@ func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, o
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if f = st.families[name]; f == nil {
-			claims := exposedNames(name, kind)
+			claims := exposedNames(name, kind, st.claimsOf)
 			for _, c := range claims {
 				if st.claims[c] != nil {
 					return nil, false
@@ -212,7 +235,7 @@ func (st *Store) Sweep(cutoff int64) int {
 		if len(f.series) == 0 && st.families[f.Name] == f {
 			f.dead = true
 			delete(st.families, f.Name)
-			for _, c := range exposedNames(f.Name, f.Kind) {
+			for _, c := range exposedNames(f.Name, f.Kind, st.claimsOf) {
 				if st.claims[c] == f {
 					delete(st.claims, c)
 				}

@@ -17,7 +17,7 @@ func labelsOf(f *Family) []string {
 }
 
 func TestHashCollisionsKeepSeriesApart(t *testing.T) {
-	st := New(100, 100)
+	st := New(100, 100, Claims{})
 	f, ok := st.Family("g", KindGauge, "", "")
 	require.True(t, ok)
 	res := st.Resource([]byte("job\xffinst"), 0)
@@ -52,7 +52,7 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	st := New(3, 2)
+	st := New(3, 2, Claims{})
 	f, _ := st.Family("g", KindGauge, "", "")
 	r1, r2 := st.Resource([]byte("a\xff1"), 0), st.Resource([]byte("b\xff2"), 0)
 	f.Lock()
@@ -72,7 +72,7 @@ func TestLimits(t *testing.T) {
 }
 
 func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
-	st := New(1<<20, 1<<20)
+	st := New(1<<20, 1<<20, Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
 	f, _ := st.Family("g", KindGauge, "", "")
 	other, _ := st.Family("h", KindGauge, "", "")
@@ -114,7 +114,7 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 }
 
 func TestRangeVisitsEverySeriesOnce(t *testing.T) {
-	st := New(1<<20, 1<<20)
+	st := New(1<<20, 1<<20, Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
 	f, _ := st.Family("g", KindGauge, "", "")
 	const n = 2*chunk + 5
@@ -133,7 +133,7 @@ func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 }
 
 func TestTypeConflictKeepsFirstKind(t *testing.T) {
-	st := New(10, 10)
+	st := New(10, 10, Claims{})
 	f1, ok := st.Family("m", KindCounter, "first", "")
 	require.True(t, ok)
 	f2, ok := st.Family("m", KindGauge, "second", "")
@@ -144,7 +144,7 @@ func TestTypeConflictKeepsFirstKind(t *testing.T) {
 }
 
 func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
-	st := New(10, 10)
+	st := New(10, 10, Claims{})
 	r := st.Resource([]byte("j\xffi"), 100)
 	r.SetTargetInfo(`instance="i",job="j"`)
 	st.Sweep(50)
@@ -154,27 +154,49 @@ func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
 }
 
 func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
-	st := New(10, 10)
-	st.Reserve("target_info")
-	h, ok := st.Family("h", KindHistogram, "", "")
-	require.True(t, ok)
-	_, ok = st.Family("c_total", KindCounter, "", "")
-	require.True(t, ok)
-	_, ok = st.Family("a.b", KindGauge, "", "")
-	require.True(t, ok)
-	for _, clash := range []struct {
+	type clash struct {
 		name string
 		kind Kind
-	}{
-		{"h_count", KindGauge}, {"h_bucket", KindHistogram}, {"h_created", KindGauge}, // h's series
-		{"c", KindGauge}, {"c_created", KindCounter}, // c_total is "c" in OpenMetrics
+	}
+	always := []clash{
+		{"h_count", KindGauge}, {"h_bucket", KindHistogram}, // h's series
 		{"target_info", KindGauge},
 		{"a_b", KindGauge}, // a.b as escaped for most scrapers
-	} {
-		f, ok := st.Family(clash.name, clash.kind, "", "")
-		assert.False(t, ok, clash.name)
-		assert.Nil(t, f, clash.name)
 	}
+	openMetrics := []clash{{"c", KindGauge}, {"n_total", KindGauge}} // c_total is "c" in OpenMetrics, n is n_total
+	created := []clash{{"h_created", KindGauge}, {"c_created", KindCounter}}
+	for _, tc := range []struct {
+		claims          Claims
+		refused, served []clash
+	}{
+		{Claims{}, always, append(openMetrics, created...)},
+		{Claims{OpenMetrics: true}, append(always, openMetrics...), created},
+		{Claims{OpenMetrics: true, CreatedSamples: true}, append(append(always, openMetrics...), created...), nil},
+	} {
+		st := New(10, 10, tc.claims)
+		st.Reserve("target_info")
+		for _, name := range []string{"h", "c_total", "n", "a.b"} {
+			kind := map[string]Kind{"h": KindHistogram, "a.b": KindGauge}[name]
+			if name == "c_total" || name == "n" {
+				kind = KindCounter
+			}
+			_, ok := st.Family(name, kind, "", "")
+			require.True(t, ok, name)
+		}
+		for _, c := range tc.refused {
+			f, ok := st.Family(c.name, c.kind, "", "")
+			assert.False(t, ok, "%+v: %s", tc.claims, c.name)
+			assert.Nil(t, f, c.name)
+		}
+		for _, c := range tc.served {
+			_, ok := st.Family(c.name, c.kind, "", "")
+			assert.True(t, ok, "%+v: %s", tc.claims, c.name)
+		}
+	}
+
+	st := New(10, 10, Claims{OpenMetrics: true, CreatedSamples: true})
+	h, ok := st.Family("h", KindHistogram, "", "")
+	require.True(t, ok)
 	f, ok := st.Family("h_total", KindGauge, "", "")
 	assert.True(t, ok, "h_total is none of h's names")
 	assert.NotNil(t, f)
