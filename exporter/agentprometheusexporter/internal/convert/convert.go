@@ -120,7 +120,7 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 		out.Conflicts = slices.Clone(out.Conflicts)
 	}
 	w.stats.reset()
-	w.last, w.hints = nil, nil
+	w.last = nil
 	c.workers.Put(w)
 	return out
 }
@@ -157,8 +157,7 @@ type worker struct {
 	id    descriptors.Identity
 	last  *descriptors.Descriptor
 
-	hints *[]*store.Series // position hints of the current family and resource
-	pos   int              // position of the current point in its metric
+	wr store.Writer // the metric being written
 
 	deltas bool // the batch accumulated deltas
 	newRun bool // and began a run of them

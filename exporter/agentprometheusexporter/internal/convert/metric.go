@@ -22,16 +22,15 @@ func (w *worker) metric(m pmetric.Metric) {
 		w.stats.drop(InvalidName, points)
 		return
 	}
-	f := w.family(name, kind, m)
-	if f == nil {
+	if !w.c.store.Write(&w.wr, name, kind, m.Description(), m.Unit(), w.res, w.now) {
 		w.stats.drop(TypeConflict, points)
 		if len(w.stats.Conflicts) < maxConflictNames {
 			w.stats.Conflicts = append(w.stats.Conflicts, name)
 		}
 		return
 	}
-	defer f.Unlock()
-	w.hints, w.pos = f.Hints(w.res), 0
+	defer w.wr.Close()
+	f := w.wr.Family()
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		dps := m.Gauge().DataPoints()
@@ -105,31 +104,10 @@ func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator
 	return kind, typ, points, true
 }
 
-// family returns the family locked for writing, or nil on a type conflict.
-func (w *worker) family(name string, kind store.Kind, m pmetric.Metric) *store.Family {
-	for {
-		f, ok := w.c.store.Family(name, kind, m.Description(), m.Unit())
-		if !ok {
-			return nil
-		}
-		f.Lock()
-		if !f.Dead() {
-			return f
-		}
-		f.Unlock() // swept away meanwhile: look it up again
-	}
-}
-
-// upsert finds or creates the series of the rendered labels, counting
-// refusals. The series this position of the resource's previous batch
-// resolved to is tried first.
-func (w *worker) upsert(f *store.Family, pos int) (*store.Series, store.Outcome) {
-	if s := f.Reuse(w.hints, pos, w.lbl, w.now); s != nil {
-		w.stats.Updated++
-		return s, store.Updated
-	}
-	s, outcome := f.Upsert(w.lbl, store.HashLabels(w.lbl), w.res, w.now)
-	f.Remember(w.hints, pos, s)
+// upsert finds or creates the series of the rendered labels at the next
+// position, counting what happened.
+func (w *worker) upsert() (*store.Series, store.Outcome) {
+	s, outcome := w.wr.Put(w.lbl)
 	switch outcome {
 	case store.Created:
 		w.stats.Created++
@@ -146,7 +124,7 @@ func (w *worker) upsert(f *store.Family, pos int) (*store.Series, store.Outcome)
 // skip passes over a point that is not stored, keeping the position hints
 // of the following points aligned.
 func (w *worker) skip(r Reason) {
-	w.pos++
+	w.wr.Skip()
 	w.stats.drop(r, 1)
 }
 
@@ -157,20 +135,18 @@ func (w *worker) skip(r Reason) {
 // series existed before this point (a delta can only accumulate onto one
 // that did).
 func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp, delta bool) (s *store.Series, existed bool) {
-	pos := w.pos
-	w.pos++
 	if !w.labels(f, attrs) {
-		w.stats.drop(InvalidName, 1)
+		w.skip(InvalidName)
 		return nil, false
 	}
 	if flags.NoRecordedValue() {
 		// The series ended: remove it alone, not the rest of the metric.
-		if f.Delete(w.lbl, store.HashLabels(w.lbl)) {
+		if w.wr.Delete(w.lbl) {
 			w.stats.Removed++
 		}
 		return nil, false
 	}
-	s, outcome := w.upsert(f, pos)
+	s, outcome := w.upsert()
 	existed = outcome == store.Updated
 	if s != nil && existed && (int64(ts) < s.Timestamp || delta && int64(ts) == s.Timestamp) {
 		w.stats.Updated--

@@ -33,7 +33,7 @@ type Family struct {
 	dead  bool // removed from the store; ingestion must look it up again
 }
 
-// Outcome tells what Upsert did.
+// Outcome tells what Writer.Put did.
 type Outcome uint8
 
 const (
@@ -46,17 +46,17 @@ const (
 // HashLabels hashes a rendered label set.
 func HashLabels(labels []byte) uint64 { return xxhash.Sum64(labels) }
 
-// lockSpin is how long Lock retries before it sleeps: longer than a scrape
+// lockSpin is how long lock retries before it sleeps: longer than a scrape
 // holds the read lock to copy one chunk of series (tens of µs).
 const lockSpin = 100 * time.Microsecond
 
-// Lock takes the family for ingestion. It spins briefly before it sleeps: a
+// lock takes the family for ingestion. It spins briefly before it sleeps: a
 // writer put to sleep behind a scrape's read lock is woken by RUnlock but then
 // waits for the scrape's goroutine to use up its time slice (10 ms), once per
 // family of a batch. Measured during a 1M-series gzip scrape on 2 cores, the
 // scrape encoded on its own goroutine (internal/scrape): the
 // slowest single-point update went from 100–160 ms to 4–15 ms.
-func (f *Family) Lock() {
+func (f *Family) lock() {
 	if f.mu.TryLock() {
 		return
 	}
@@ -67,12 +67,6 @@ func (f *Family) Lock() {
 	}
 	f.mu.Lock()
 }
-
-// Unlock ends what Lock began.
-func (f *Family) Unlock() { f.mu.Unlock() }
-
-// Dead reports whether the sweep removed the family; call with the lock held.
-func (f *Family) Dead() bool { return f.dead }
 
 // lookup finds a series by its rendered labels; call with a lock held.
 func (f *Family) lookup(labels []byte, hash uint64) (int32, bool) {
@@ -86,10 +80,10 @@ func (f *Family) lookup(labels []byte, hash uint64) (int32, bool) {
 	return 0, false
 }
 
-// Upsert returns the series with these labels, creating it when the limits
+// upsert returns the series with these labels, creating it when the limits
 // allow. The labels are copied only when a series is created. Call with the
 // family locked.
-func (f *Family) Upsert(labels []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
 	if i, ok := f.lookup(labels, hash); ok {
 		s := f.series[i]
 		s.updated = now
@@ -115,8 +109,8 @@ func (f *Family) Upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 	return s, Created
 }
 
-// Hints returns the position hints of a resource. Call with the family locked.
-func (f *Family) Hints(res *Resource) *[]*Series {
+// hintsOf returns the position hints of a resource. Call with the family locked.
+func (f *Family) hintsOf(res *Resource) *[]*Series {
 	h := f.hints[res]
 	if h == nil {
 		h = new([]*Series)
@@ -125,9 +119,9 @@ func (f *Family) Hints(res *Resource) *[]*Series {
 	return h
 }
 
-// Reuse returns the series hinted at position i when it still exists and has
+// reuse returns the series hinted at position i when it still exists and has
 // these labels, marking it updated. Call with the family locked.
-func (f *Family) Reuse(h *[]*Series, i int, labels []byte, now int64) *Series {
+func (f *Family) reuse(h *[]*Series, i int, labels []byte, now int64) *Series {
 	if i < len(*h) {
 		if s := (*h)[i]; s != nil && !s.removed && s.Labels == string(labels) {
 			s.updated = now
@@ -137,8 +131,8 @@ func (f *Family) Reuse(h *[]*Series, i int, labels []byte, now int64) *Series {
 	return nil
 }
 
-// Remember records s as the series of position i. Call with the family locked.
-func (f *Family) Remember(h *[]*Series, i int, s *Series) {
+// remember records s as the series of position i. Call with the family locked.
+func (f *Family) remember(h *[]*Series, i int, s *Series) {
 	if i < len(*h) {
 		(*h)[i] = s
 	} else if i == len(*h) {
@@ -146,8 +140,8 @@ func (f *Family) Remember(h *[]*Series, i int, s *Series) {
 	}
 }
 
-// Delete removes the series with these labels, if any. Call with the family locked.
-func (f *Family) Delete(labels []byte, hash uint64) bool {
+// delete removes the series with these labels, if any. Call with the family locked.
+func (f *Family) delete(labels []byte, hash uint64) bool {
 	i, ok := f.lookup(labels, hash)
 	if ok {
 		f.remove(i)

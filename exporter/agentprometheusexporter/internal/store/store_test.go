@@ -22,29 +22,29 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 	require.True(t, ok)
 	res := st.Resource([]byte("job\xffinst"), 0)
 	const sameHash = 42
-	f.Lock()
-	a, out := f.Upsert([]byte(`k="a"`), sameHash, res, 1)
+	f.lock()
+	a, out := f.upsert([]byte(`k="a"`), sameHash, res, 1)
 	require.Equal(t, Created, out)
-	b, out := f.Upsert([]byte(`k="b"`), sameHash, res, 1)
+	b, out := f.upsert([]byte(`k="b"`), sameHash, res, 1)
 	require.Equal(t, Created, out)
-	c, out := f.Upsert([]byte(`k="c"`), sameHash, res, 1)
+	c, out := f.upsert([]byte(`k="c"`), sameHash, res, 1)
 	require.Equal(t, Created, out)
 	require.NotSame(t, a, b)
 
-	again, out := f.Upsert([]byte(`k="b"`), sameHash, res, 2)
+	again, out := f.upsert([]byte(`k="b"`), sameHash, res, 2)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, again)
 
 	// Removing the indexed series promotes a colliding one into the index.
-	require.True(t, f.Delete([]byte(`k="a"`), sameHash))
-	got, out := f.Upsert([]byte(`k="c"`), sameHash, res, 3)
+	require.True(t, f.delete([]byte(`k="a"`), sameHash))
+	got, out := f.upsert([]byte(`k="c"`), sameHash, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, c, got)
-	got, out = f.Upsert([]byte(`k="b"`), sameHash, res, 3)
+	got, out = f.upsert([]byte(`k="b"`), sameHash, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, got)
-	assert.False(t, f.Delete([]byte(`k="a"`), sameHash))
-	f.Unlock()
+	assert.False(t, f.delete([]byte(`k="a"`), sameHash))
+	f.mu.Unlock()
 
 	assert.Equal(t, []string{`k="b"`, `k="c"`}, labelsOf(f))
 	assert.Equal(t, int64(2), st.SeriesCount())
@@ -55,10 +55,10 @@ func TestLimits(t *testing.T) {
 	st := New(3, 2, Claims{})
 	f, _ := st.Family("g", KindGauge, "", "")
 	r1, r2 := st.Resource([]byte("a\xff1"), 0), st.Resource([]byte("b\xff2"), 0)
-	f.Lock()
-	defer f.Unlock()
+	f.lock()
+	defer f.mu.Unlock()
 	upsert := func(r *Resource, l string) Outcome {
-		_, out := f.Upsert([]byte(l), HashLabels([]byte(l)), r, 0)
+		_, out := f.upsert([]byte(l), HashLabels([]byte(l)), r, 0)
 		return out
 	}
 	assert.Equal(t, Created, upsert(r1, "x"))
@@ -77,7 +77,7 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 	f, _ := st.Family("g", KindGauge, "", "")
 	other, _ := st.Family("h", KindGauge, "", "")
 	const n = 3*chunk + 17
-	f.Lock()
+	f.lock()
 	for i := range n {
 		l := fmt.Appendf(nil, `i="%d"`, i)
 		// Every third series is fresh.
@@ -85,12 +85,12 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 		if i%3 == 0 {
 			updated = 100
 		}
-		f.Upsert(l, HashLabels(l), res, updated)
+		f.upsert(l, HashLabels(l), res, updated)
 	}
-	f.Unlock()
-	other.Lock()
-	other.Upsert([]byte(`x="1"`), HashLabels([]byte(`x="1"`)), res, 0)
-	other.Unlock()
+	f.mu.Unlock()
+	other.lock()
+	other.upsert([]byte(`x="1"`), HashLabels([]byte(`x="1"`)), res, 0)
+	other.mu.Unlock()
 
 	expired := st.Sweep(50)
 	assert.Equal(t, n-(n+2)/3+1, expired)
@@ -107,9 +107,9 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 		names = append(names, fam.Name)
 	}
 	assert.Equal(t, []string{"g"}, names)
-	other.Lock()
-	assert.True(t, other.Dead())
-	other.Unlock()
+	other.lock()
+	assert.True(t, other.dead)
+	other.mu.Unlock()
 	assert.Equal(t, int64(f.Len()), st.SeriesCount())
 }
 
@@ -118,12 +118,12 @@ func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 	res := st.Resource([]byte("j\xffi"), 0)
 	f, _ := st.Family("g", KindGauge, "", "")
 	const n = 2*chunk + 5
-	f.Lock()
+	f.lock()
 	for i := range n {
 		l := fmt.Appendf(nil, `i="%d"`, i)
-		f.Upsert(l, HashLabels(l), res, 0)
+		f.upsert(l, HashLabels(l), res, 0)
 	}
-	f.Unlock()
+	f.mu.Unlock()
 	seen := map[string]int{}
 	f.Range(func(s *Series) { seen[s.Labels]++ })
 	assert.Len(t, seen, n)
@@ -203,9 +203,9 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 
 	// A family swept away frees its names.
 	res := st.Resource([]byte("j\xffi"), 0)
-	h.Lock()
-	h.Upsert([]byte(`k="v"`), HashLabels([]byte(`k="v"`)), res, 0)
-	h.Unlock()
+	h.lock()
+	h.upsert([]byte(`k="v"`), HashLabels([]byte(`k="v"`)), res, 0)
+	h.mu.Unlock()
 	st.Sweep(1)
 	_, ok = st.Family("h_count", KindGauge, "", "")
 	assert.True(t, ok)

@@ -1,0 +1,68 @@
+package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+
+// Writer writes the points of one metric of one resource into a family. It
+// holds the family's lock from Store.Write to Close and keeps the store's
+// invariants for its caller: a family the sweep removed is never written,
+// series are found first by the position hints of the resource's previous
+// batch (agents send the same shape every time, so most points find their
+// series without hashing), and the limits are applied.
+type Writer struct {
+	f     *Family
+	res   *Resource
+	now   int64
+	hints *[]*Series
+	pos   int // position of the next point in the metric
+}
+
+// Write opens family name for w: found, or created with this type, help and
+// unit, and locked. It returns false, with nothing locked, when the family
+// exists with another type or a new family's names clash with another's
+// (see Family).
+func (st *Store) Write(w *Writer, name string, kind Kind, help, unit string, res *Resource, now int64) bool {
+	for {
+		f, ok := st.Family(name, kind, help, unit)
+		if !ok {
+			return false
+		}
+		f.lock()
+		if !f.dead {
+			*w = Writer{f: f, res: res, now: now, hints: f.hintsOf(res)}
+			return true
+		}
+		f.mu.Unlock() // swept away meanwhile: look it up again
+	}
+}
+
+// Family is the family being written.
+func (w *Writer) Family() *Family { return w.f }
+
+// Put returns the series of the next point, with these rendered labels,
+// creating it when the limits allow (see Outcome); the labels are copied
+// only then.
+func (w *Writer) Put(labels []byte) (*Series, Outcome) {
+	pos := w.pos
+	w.pos++
+	if s := w.f.reuse(w.hints, pos, labels, w.now); s != nil {
+		return s, Updated
+	}
+	s, outcome := w.f.upsert(labels, HashLabels(labels), w.res, w.now)
+	w.f.remember(w.hints, pos, s)
+	return s, outcome
+}
+
+// Skip passes over a point that is not stored, keeping the position hints
+// of the following points aligned.
+func (w *Writer) Skip() { w.pos++ }
+
+// Delete removes the series of the next point, if any: the point said the
+// series ended.
+func (w *Writer) Delete(labels []byte) bool {
+	w.pos++
+	return w.f.delete(labels, HashLabels(labels))
+}
+
+// Close releases the family.
+func (w *Writer) Close() {
+	w.f.mu.Unlock()
+	*w = Writer{}
+}

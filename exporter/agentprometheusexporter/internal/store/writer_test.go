@@ -1,0 +1,70 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
+	st := New(10, 10, Claims{})
+	res := st.Resource([]byte("j\xffi"), 0)
+	var w Writer
+	put := func(now int64, labels ...string) []*Series {
+		require.True(t, st.Write(&w, "m", KindGauge, "", "", res, now))
+		defer w.Close()
+		var out []*Series
+		for _, l := range labels {
+			if l == "" {
+				w.Skip()
+				out = append(out, nil)
+				continue
+			}
+			s, _ := w.Put([]byte(l))
+			out = append(out, s)
+		}
+		return out
+	}
+	first := put(1, `k="a"`, `k="b"`)
+	again := put(2, `k="a"`, `k="b"`)
+	assert.Equal(t, first, again, "the same shape finds the same series")
+	// A batch of another shape must not take a hinted series with other labels.
+	swapped := put(3, `k="b"`, `k="a"`)
+	assert.Same(t, first[1], swapped[0])
+	assert.Same(t, first[0], swapped[1])
+	// A skipped point keeps the positions after it aligned.
+	skipped := put(4, "", `k="a"`)
+	assert.Same(t, first[0], skipped[1])
+
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 5))
+	w.Skip()
+	assert.True(t, w.Delete([]byte(`k="a"`)))
+	w.Close()
+	recreated := put(6, `k="b"`, `k="a"`)
+	assert.NotSame(t, first[0], recreated[1], "a deleted series is not reused from the hints")
+	assert.Equal(t, `k="a"`, recreated[1].Labels)
+}
+
+func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
+	st := New(2, 2, Claims{})
+	res := st.Resource([]byte("j\xffi"), 0)
+	var w Writer
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 1))
+	old := w.Family()
+	_, out := w.Put([]byte(`k="a"`))
+	assert.Equal(t, Created, out)
+	w.Close()
+	assert.False(t, st.Write(&w, "m", KindCounter, "", "", res, 1), "another type")
+
+	st.Sweep(2) // m is emptied and removed; a writer must get a new family
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
+	assert.NotSame(t, old, w.Family())
+	_, out = w.Put([]byte(`k="a"`))
+	assert.Equal(t, Created, out)
+	_, out = w.Put([]byte(`k="b"`))
+	assert.Equal(t, Created, out)
+	_, out = w.Put([]byte(`k="c"`))
+	assert.Equal(t, RefusedMaxSeries, out)
+	w.Close()
+}
