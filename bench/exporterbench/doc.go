@@ -6,8 +6,10 @@
 //
 // The benchmarks live in the package's test files:
 //
-//   - BenchmarkScrape: a whole /metrics response (text, OpenMetrics,
-//     protobuf; no compression) for 10k, 100k and 1M OTLP series.
+//   - BenchmarkScrape: a whole /metrics response in every format a
+//     Prometheus server negotiates (text 0.0.4, text with UTF-8 names,
+//     OpenMetrics, protobuf; bench/internal/promscrape), uncompressed and
+//     gzip, for 10k, 100k and 1M OTLP series.
 //   - BenchmarkIngest: ConsumeMetrics for points of existing series and of
 //     new series.
 //   - BenchmarkRetained: heap held per series once the batches are gone.

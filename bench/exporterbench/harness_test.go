@@ -2,6 +2,7 @@ package exporterbench
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/statsgate/statsgate/bench/internal/promscrape"
 	"github.com/statsgate/statsgate/bench/internal/workload"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 )
@@ -246,21 +248,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// format is one scrape format.
-type format struct {
-	name      string
-	accept    string
-	mediaType string // expected Content-Type media type
-}
+// textFormat is the text format 0.0.4, the one whose lines are counted as
+// samples.
+var textFormat = promscrape.Formats[0]
 
-var formats = []format{
-	{"text", "text/plain;version=0.0.4", "text/plain"},
-	{"openmetrics", "application/openmetrics-text;version=1.0.0", "application/openmetrics-text"},
-	{"protobuf", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "application/vnd.google.protobuf"},
-}
+// encodings are the Accept-Encodings of the scrapes: none, and gzip as
+// Prometheus asks by default.
+var encodings = []string{"identity", "gzip"}
 
 // client keeps connections alive between scrapes, as a Prometheus server
-// does, and never asks for compression.
+// does, and never decompresses: a gzip response is read as it comes over the
+// wire.
 var client = &http.Client{Transport: &http.Transport{
 	DisableCompression:  true,
 	MaxIdleConnsPerHost: 4,
@@ -268,30 +266,76 @@ var client = &http.Client{Transport: &http.Transport{
 	ReadBufferSize: 64 << 10,
 }}
 
-// scrape reads the whole /metrics response into w and returns its size.
-func (in *instance) scrape(f format, w io.Writer) (int64, error) {
-	req, err := http.NewRequest(http.MethodGet, in.url, nil)
+// scrape asks for f with Accept-Encoding enc, reads the whole response body
+// into w as it comes (compressed if so served) and returns its size.
+func (in *instance) scrape(f promscrape.Format, enc string, w io.Writer) (int64, error) {
+	n, _, err := in.fetch(f, enc, w)
+	return n, err
+}
+
+// fetch is scrape, and also returns the response's Content-Type.
+func (in *instance) fetch(f promscrape.Format, enc string, w io.Writer) (int64, string, error) {
+	req, err := http.NewRequest(http.MethodGet, in.url, http.NoBody)
 	if err != nil {
-		return 0, err
+		return 0, "", err
 	}
-	req.Header.Set("Accept", f.accept)
-	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("Accept", f.Accept)
+	req.Header.Set("Accept-Encoding", enc)
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s: scrape: %w", in.name, err)
+		return 0, "", fmt.Errorf("%s: scrape: %w", in.name, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return 0, fmt.Errorf("%s: scrape: HTTP %d: %s", in.name, resp.StatusCode, b)
+		return 0, "", fmt.Errorf("%s: scrape: HTTP %d: %s", in.name, resp.StatusCode, b)
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != f.mediaType {
-		return 0, fmt.Errorf("%s: asked for %s, got Content-Type %q", in.name, f.accept, resp.Header.Get("Content-Type"))
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != f.MediaType {
+		return 0, "", fmt.Errorf("%s: asked for %s, got Content-Type %q", in.name, f.Accept, resp.Header.Get("Content-Type"))
 	}
-	if ce := resp.Header.Get("Content-Encoding"); ce != "" && ce != "identity" {
-		return 0, fmt.Errorf("%s: got Content-Encoding %q though none was accepted", in.name, ce)
+	got := resp.Header.Get("Content-Encoding")
+	if got == "" {
+		got = "identity"
 	}
-	return io.Copy(w, resp.Body)
+	if got != enc {
+		return 0, "", fmt.Errorf("%s: asked for Accept-Encoding %s, got Content-Encoding %q", in.name, enc, resp.Header.Get("Content-Encoding"))
+	}
+	n, err := io.Copy(w, resp.Body)
+	return n, resp.Header.Get("Content-Type"), err
+}
+
+// checkFormat scrapes f once with enc, untimed, decompresses the response
+// and counts its samples with the parser Prometheus uses for its
+// Content-Type. It notes a response that does not parse or does not hold the
+// samples of the text scrape (textSamples, target_info included), and
+// returns the size of the response as received.
+func (in *instance) checkFormat(tb testing.TB, f promscrape.Format, enc string, textSamples int, what string) int64 {
+	tb.Helper()
+	var wire bytes.Buffer
+	n, contentType, err := in.fetch(f, enc, &wire)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body := wire.Bytes()
+	if enc == "gzip" {
+		zr, err := gzip.NewReader(&wire)
+		if err == nil {
+			body, err = io.ReadAll(zr)
+		}
+		if err != nil {
+			note("%s: the %s response does not decompress: %v", what, enc, err)
+			return n
+		}
+	}
+	c, err := promscrape.Count(body, contentType)
+	switch {
+	case err != nil:
+		note("%s: the %s response (%s) does not parse: %v", what, enc, contentType, err)
+	case int(c.Samples+c.TargetInfo) != textSamples || c.NativeHistograms != 0:
+		note("%s: the %s response (%s) has %d samples and %d native histograms, the text scrape %d samples",
+			what, enc, contentType, c.Samples+c.TargetInfo, c.NativeHistograms, textSamples)
+	}
+	return n
 }
 
 // sampleCounter counts the sample lines of a text exposition written to it.
@@ -323,7 +367,7 @@ func (c *sampleCounter) Write(p []byte) (int, error) {
 func (in *instance) countSamples(tb testing.TB) (samples int, bytes int64) {
 	tb.Helper()
 	var c sampleCounter
-	n, err := in.scrape(formats[0], &c)
+	n, err := in.scrape(textFormat, "identity", &c)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestSameSeries(t *testing.T) {
 				in := start(t, exp, settings{})
 				in.load(t, s, agents, 0)
 				var b strings.Builder
-				if _, err := in.scrape(formats[0], &b); err != nil {
+				if _, err := in.scrape(textFormat, "identity", &b); err != nil {
 					t.Fatal(err)
 				}
 				in.shutdown(t)

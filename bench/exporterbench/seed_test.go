@@ -49,7 +49,7 @@ func seedCase(b *testing.B, name string, s workload.Shape) {
 	m := newMeter(b)
 	m.start()
 	for range b.N {
-		if _, err := in.scrape(formats[0], io.Discard); err != nil {
+		if _, err := in.scrape(textFormat, "identity", io.Discard); err != nil {
 			m.stop()
 			b.Fatal(err)
 		}

@@ -15,7 +15,8 @@ type point struct{ x, y float64 }
 func scrapeChart(r *results) string {
 	series := map[string][]point{}
 	for _, rw := range r.rowsOf("Scrape") {
-		if rw.vals["format"] != "text" {
+		// Uncompressed text (earlier runs have no encoding key).
+		if rw.vals["format"] != "text" || (rw.vals["encoding"] != "" && rw.vals["encoding"] != "identity") {
 			continue
 		}
 		x := seriesCount(rw.vals["series"])

@@ -140,8 +140,8 @@ func (r *results) median(id, exporter, unit string) (float64, int) {
 	return (s[n/2-1] + s[n/2]) / 2, n
 }
 
-// rowsOf returns the rows of one benchmark, sorted by format, kind, label
-// shape, then series count.
+// rowsOf returns the rows of one benchmark, sorted by format, encoding,
+// kind, label shape, then series count.
 func (r *results) rowsOf(bench string) []*row {
 	var out []*row
 	for _, rw := range r.rows {
@@ -149,27 +149,41 @@ func (r *results) rowsOf(bench string) []*row {
 			out = append(out, rw)
 		}
 	}
-	rank := func(k, v string) int {
-		switch k {
-		case "format":
-			return slices.Index([]string{"text", "openmetrics", "protobuf"}, v)
-		case "kind":
-			return slices.Index([]string{"existing", "new"}, v)
-		case "series":
-			return int(seriesCount(v))
-		}
-		return 0
-	}
-	order := []string{"format", "kind", "series"}
-	slices.SortStableFunc(out, func(a, b *row) int {
-		for _, k := range order {
-			if d := rank(k, a.vals[k]) - rank(k, b.vals[k]); d != 0 {
-				return d
-			}
-		}
-		return 0
-	})
+	order := []string{"format", "encoding", "kind", "series"}
+	slices.SortStableFunc(out, func(a, b *row) int { return compareBy(order, a, b) })
 	return out
+}
+
+// valueOrder ranks the values of the keys whose order is not alphabetical;
+// unknown values come after the known ones.
+var valueOrder = map[string][]string{
+	"format":   {"text", "text-utf8", "openmetrics", "protobuf"},
+	"encoding": {"identity", "gzip"},
+	"kind":     {"existing", "new"},
+}
+
+// rank places a key's value: series by count, others by valueOrder.
+func rank(k, v string) int {
+	if k == "series" {
+		return int(seriesCount(v))
+	}
+	if vs, ok := valueOrder[k]; ok {
+		if i := slices.Index(vs, v); i >= 0 {
+			return i
+		}
+		return len(vs)
+	}
+	return 0
+}
+
+// compareBy orders two rows by the given keys in turn.
+func compareBy(keys []string, a, b *row) int {
+	for _, k := range keys {
+		if d := rank(k, a.vals[k]) - rank(k, b.vals[k]); d != 0 {
+			return d
+		}
+	}
+	return 0
 }
 
 // seriesCount parses "10k", "100k", "1M".

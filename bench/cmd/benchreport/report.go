@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/statsgate/statsgate/bench/internal/promscrape"
 	"github.com/statsgate/statsgate/bench/internal/workload"
 )
 
@@ -59,23 +61,38 @@ func writeReport(r *results, in reportInputs) string {
 	w("| both | `without_scope_info: true`, `enable_open_metrics: true`, `write_timeout: 10m` | same |\n")
 	w("| limits | `max_series`, `max_series_per_resource`: 50M (nothing refused) | none |\n\n")
 	w("The write timeout is raised from confighttp's 30s on both: contrib's scrape of 1M series takes\n")
-	w("longer, and a cut response would look faster than a whole one. Scrapes send\n")
-	w("`Accept-Encoding: identity` and read the whole body. B/op and allocs/op come from\n")
+	w("longer, and a cut response would look faster than a whole one. B/op and allocs/op come from\n")
 	w("`runtime.MemStats`, which is process-wide: they include the HTTP server's goroutines and the\n")
 	w("client, the same for both exporters.\n\n")
 
-	timeCol := column{"ns/op", "time/scrape", fmtDuration}
 	w("## Scrape\n\n")
-	w("One whole `/metrics` response. *series* are OTLP series; a *sample* is one line of the text\n")
-	w("exposition (counted once per exporter and size).\n\n")
+	w("One whole `/metrics` response, read to the end, in every format a Prometheus server negotiates,\n")
+	w("each asked for with the `Accept` header under which Prometheus gets it (`bench/internal/promscrape`):\n\n")
+	for _, f := range promscrape.Formats {
+		w("- **%s**: `%s`\n", f.Name, f.Accept)
+	}
+	w("\n*identity* rows ask for `Accept-Encoding: identity`, *gzip* rows for `Accept-Encoding: gzip`, as\n")
+	w("Prometheus does; a gzip response is read as it comes over the wire (decompressing it is the\n")
+	w("scraper's work). Before the timed scrapes, one response of each format and encoding is\n")
+	w("decompressed and parsed with the parser Prometheus picks for its Content-Type, and must hold the\n")
+	w("samples of the text scrape (a note below says otherwise). *series* are OTLP series; a *sample*\n")
+	w("is one line of the text exposition (counted once per exporter and size), in every format.\n\n")
 	if in.svgPath != "" {
 		w("![Scrape time per scrape against series count, text format, both exporters, log-log](%s)\n\n", in.svgPath)
 	}
-	table(&b, r, "Scrape", []column{timeCol, {"ns/series", "ns/series", fmtNum}, {"B/response", "response", fmtBytes}})
-	w("Allocation per series:\n\n")
-	table(&b, r, "Scrape", []column{{"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
-	w("Per sample:\n\n")
-	table(&b, r, "Scrape", []column{{"ns/sample", "ns/sample", fmtNum}, {"allocs/sample", "allocs/sample", fmtNum}})
+	w("Time per scrape:\n\n")
+	pivot(&b, r, "Scrape", "format", column{"ns/op", "time/scrape", fmtDuration})
+	w("Time per sample:\n\n")
+	pivot(&b, r, "Scrape", "format", column{"ns/sample", "ns/sample", fmtNum})
+	w("Allocations per sample:\n\n")
+	pivot(&b, r, "Scrape", "format", column{"allocs/sample", "allocs/sample", fmtNum})
+	w("Ours at its worst over the formats and encodings, against the goal of at most 100 ns and 0.01\n")
+	w("allocations per sample in every format:\n\n")
+	worstTable(&b, r, "Scrape", []column{{"ns/sample", "ns/sample", fmtNum}, {"allocs/sample", "allocs/sample", fmtNum}})
+	w("Response size, as received:\n\n")
+	pivot(&b, r, "Scrape", "format", column{"B/response", "response", fmtBytes})
+	w("Per series:\n\n")
+	table(&b, r, "Scrape", []column{{"ns/series", "ns/series", fmtNum}, {"B/series", "B/series", fmtNum}, {"allocs/series", "allocs/series", fmtNum}})
 
 	w("## Ingest\n\n")
 	w("`ConsumeMetrics`, per data point. *existing*: every point updates a series that exists (100 agents'\n")
@@ -206,6 +223,135 @@ func table(b *strings.Builder, r *results, bench string, cols []column) {
 			b.WriteString(" " + rw.vals[k] + " |")
 		}
 		b.WriteString(" " + strings.Join(cells, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+}
+
+// worstTable writes, per series count, ours' highest value of each column's
+// metric over the benchmark's other keys, and where it is.
+func worstTable(b *strings.Builder, r *results, bench string, cols []column) {
+	rows := r.rowsOf(bench)
+	if len(rows) == 0 {
+		b.WriteString("_(not run)_\n\n")
+		return
+	}
+	var sizes []string
+	for _, rw := range rows {
+		if !slices.Contains(sizes, rw.vals["series"]) {
+			sizes = append(sizes, rw.vals["series"])
+		}
+	}
+	slices.SortFunc(sizes, func(x, y string) int { return rank("series", x) - rank("series", y) })
+	b.WriteString("| series |")
+	for _, c := range cols {
+		fmt.Fprintf(b, " highest %s ours | where |", c.title)
+	}
+	b.WriteString("\n|---|")
+	for range cols {
+		b.WriteString("--:|---|")
+	}
+	b.WriteString("\n")
+	for _, sz := range sizes {
+		b.WriteString("| " + sz + " |")
+		for _, c := range cols {
+			worst, where := math.NaN(), "—"
+			for _, rw := range rows {
+				if rw.vals["series"] != sz {
+					continue
+				}
+				v, n := r.median(rw.id, "ours", c.unit)
+				if n > 0 && (math.IsNaN(worst) || v > worst) {
+					var at []string
+					for _, k := range rw.keys {
+						if k != "series" {
+							at = append(at, rw.vals[k])
+						}
+					}
+					worst, where = v, strings.Join(at, ", ")
+				}
+			}
+			fmt.Fprintf(b, " %s | %s |", cell(worst, c.fmt), where)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// pivot writes one metric of a benchmark as a table with a group of columns
+// per value of the key across (ours | contrib | contrib/ours), and a row per
+// combination of the other keys (by series count first).
+func pivot(b *strings.Builder, r *results, bench, across string, c column) {
+	rows := r.rowsOf(bench)
+	if len(rows) == 0 {
+		b.WriteString("_(not run)_\n\n")
+		return
+	}
+	var (
+		keys    []string // the row keys, series first
+		groups  []string // values of across, in order
+		rowKeys []*row   // one row per combination of keys, in order
+		seen    = map[string]bool{}
+	)
+	for _, k := range rows[0].keys {
+		if k != across {
+			keys = append(keys, k)
+		}
+	}
+	if i := slices.Index(keys, "series"); i > 0 {
+		keys = append([]string{"series"}, slices.Delete(keys, i, i+1)...)
+	}
+	rowID := func(rw *row) string {
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, k+"="+rw.vals[k])
+		}
+		return strings.Join(parts, "/")
+	}
+	for _, rw := range rows {
+		if g := rw.vals[across]; !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+		if id := rowID(rw); !seen[id] {
+			seen[id] = true
+			rowKeys = append(rowKeys, rw)
+		}
+	}
+	slices.SortStableFunc(groups, func(x, y string) int { return rank(across, x) - rank(across, y) })
+	slices.SortStableFunc(rowKeys, func(x, y *row) int { return compareBy(keys, x, y) })
+	cellRow := map[string]*row{} // rowID + across value -> row
+	for _, rw := range rows {
+		cellRow[rowID(rw)+"|"+rw.vals[across]] = rw
+	}
+
+	b.WriteString("|")
+	for _, k := range keys {
+		b.WriteString(" " + k + " |")
+	}
+	for _, g := range groups {
+		fmt.Fprintf(b, " %s ours | %s contrib | contrib/ours |", g, g)
+	}
+	b.WriteString("\n|")
+	for range keys {
+		b.WriteString("---|")
+	}
+	for range groups {
+		b.WriteString("--:|--:|--:|")
+	}
+	b.WriteString("\n")
+	for _, rk := range rowKeys {
+		b.WriteString("|")
+		for _, k := range keys {
+			b.WriteString(" " + rk.vals[k] + " |")
+		}
+		for _, g := range groups {
+			o, x := math.NaN(), math.NaN()
+			if rw := cellRow[rowID(rk)+"|"+g]; rw != nil {
+				o, _ = r.median(rw.id, "ours", c.unit)
+				x, _ = r.median(rw.id, "contrib", c.unit)
+			}
+			fmt.Fprintf(b, " %s | %s | %s |", cell(o, c.fmt), cell(x, c.fmt), ratio(x, o))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString("\n")
 }

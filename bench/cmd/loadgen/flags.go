@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/statsgate/statsgate/bench/internal/promscrape"
 )
 
 // options are the flags of a run.
@@ -17,8 +19,8 @@ type options struct {
 	series        int
 	otlpEndpoint  string
 	metricsURL    string
-	scrapes       int
-	gzipScrape    bool
+	scrapes       int                  // per profile
+	profiles      []promscrape.Profile // how to ask for the scrapes
 	concurrency   int
 	timeout       time.Duration
 	scrapeTimeout time.Duration
@@ -31,6 +33,7 @@ type command struct {
 	run       options
 	freePorts int    // print this many free ports
 	table     string // print this file of summaries as a table
+	base      string // the run the table's ratios divide by
 	describe  bool   // print what the load is
 }
 
@@ -46,16 +49,22 @@ func parseFlags(args []string, stderr io.Writer) (command, error) {
 	fs.IntVar(&o.series, "series", 100, "series per family per agent (S)")
 	fs.StringVar(&o.otlpEndpoint, "otlp", "127.0.0.1:4317", "OTLP/gRPC endpoint of the collector (host:port)")
 	fs.StringVar(&o.metricsURL, "metrics-url", "http://127.0.0.1:9464/metrics", "Prometheus endpoint of the collector")
-	fs.IntVar(&o.scrapes, "scrapes", 5, "number of plain-text (identity) scrapes")
-	fs.BoolVar(&o.gzipScrape, "gzip", true, "also do one scrape with Accept-Encoding: gzip")
+	fs.IntVar(&o.scrapes, "scrapes", 3, "scrapes per profile (the median is reported)")
+	profiles := fs.String("profiles", profileNames(promscrape.Profiles), "comma-separated profiles, the ways of asking for a scrape: "+profileNames(promscrape.Profiles))
 	fs.IntVar(&o.concurrency, "concurrency", 8, "OTLP requests in flight at most")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "bound on the whole run (send and scrapes)")
 	fs.DurationVar(&o.scrapeTimeout, "scrape-timeout", 2*time.Minute, "bound on one scrape")
 	fs.IntVar(&o.pid, "pid", 0, "pid of the collector, for VmRSS/VmHWM from /proc/<pid>/status (0: not reported)")
 	fs.IntVar(&c.freePorts, "free-ports", 0, "print this many free loopback TCP ports and exit (helper for scripts)")
 	fs.StringVar(&c.table, "table", "", "print the JSON summaries in this file (one per line) as a markdown table and exit")
+	fs.StringVar(&c.base, "base", "agentprometheus", "with -table: the -name of the runs each ratio divides by (same size and profile)")
 	fs.BoolVar(&c.describe, "describe", false, "print what the load of -families, -series and -concurrency is, in one line of markdown, and exit")
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if o.profiles, err = parseProfiles(*profiles); err != nil {
+		fmt.Fprintln(stderr, "loadgen:", err)
 		return c, err
 	}
 	if c.table == "" && c.freePorts == 0 {
@@ -76,6 +85,9 @@ func (o options) validate() error {
 	if o.scrapes < 0 || o.scrapes > 1000 {
 		errs = append(errs, errors.New("-scrapes must be within [0, 1000]"))
 	}
+	if o.scrapes > 0 && len(o.profiles) == 0 {
+		errs = append(errs, errors.New("-profiles names none"))
+	}
 	if o.concurrency <= 0 || o.concurrency > 256 {
 		errs = append(errs, errors.New("-concurrency must be within [1, 256]"))
 	}
@@ -86,4 +98,30 @@ func (o options) validate() error {
 		errs = append(errs, fmt.Errorf("-metrics-url %q is not an http(s) URL", o.metricsURL))
 	}
 	return errors.Join(errs...)
+}
+
+// parseProfiles reads -profiles: names of promscrape.Profiles, in the order
+// given.
+func parseProfiles(list string) ([]promscrape.Profile, error) {
+	var out []promscrape.Profile
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		p, ok := promscrape.ProfileNamed(name)
+		if !ok {
+			return nil, fmt.Errorf("-profiles: unknown profile %q (known: %s)", name, profileNames(promscrape.Profiles))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func profileNames(ps []promscrape.Profile) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ",")
 }

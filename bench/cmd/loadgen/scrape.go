@@ -1,103 +1,74 @@
 package main
 
 import (
+	"bytes"
 	"compress/gzip"
 	"context"
-	"io"
-	"math"
+	"fmt"
 	"net/http"
-	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/statsgate/statsgate/bench/internal/promscrape"
 )
 
-// scrapeAll makes o.scrapes plain-text scrapes and the gzip one, within
-// ctx, and records them in s: the last plain scrape stands for the body,
-// completeness must hold for all.
+// scrapeAll makes o.scrapes rounds of scrapes, each round one scrape per
+// profile in order, within ctx, and records them in s. Rounds rather than
+// one profile after the other: a burst of load on a shared machine then
+// spreads over the profiles instead of landing on one.
 func scrapeAll(ctx context.Context, o options, s *summary) {
 	client := &http.Client{Transport: &http.Transport{
 		// The requests set Accept-Encoding themselves; never decompress behind our back.
 		DisableCompression: true,
 		MaxIdleConns:       1,
 		IdleConnTimeout:    30 * time.Second,
+		// Large responses: read in big chunks.
+		ReadBufferSize: 64 << 10,
 	}}
 	defer client.CloseIdleConnections()
 
-	var durations []float64
-	for i := 0; i < o.scrapes; i++ {
-		if ctx.Err() != nil {
-			s.TimedOut = true
-			break
+	s.Formats = make([]formatSummary, len(o.profiles))
+	for i, p := range o.profiles {
+		s.Formats[i] = formatSummary{Profile: p.Name, Accept: p.Accept, AcceptEncoding: p.AcceptEncoding, Statuses: map[string]int{}}
+	}
+	var buf buffers
+	for range o.scrapes {
+		for i, p := range o.profiles {
+			if ctx.Err() != nil {
+				s.TimedOut = true
+				break
+			}
+			s.Formats[i].add(scrape(ctx, client, o, p, &buf))
+			s.Scrapes++
 		}
-		r := scrape(ctx, client, o, false)
-		s.Runs = append(s.Runs, r)
-		s.Statuses[strconv.Itoa(r.Status)]++
-		if r.Error != "" && s.ScrapeFirstErr == "" {
-			s.ScrapeFirstErr = r.Error
-		}
-		if r.Complete {
-			s.CompleteCount++
-		}
-		durations = append(durations, r.Seconds)
 	}
-	s.Scrapes = len(s.Runs)
-	if n := len(s.Runs); n > 0 {
-		last := s.Runs[n-1]
-		s.BodyBytes, s.Samples, s.TargetInfo, s.FamiliesServed = last.BodyBytes, last.Samples, last.TargetInfo, last.Families
-		s.EndsNewline = last.EndsNewline
-		s.Complete = s.CompleteCount == n
-		sort.Float64s(durations)
-		s.ScrapeMin, s.ScrapeMax = durations[0], durations[n-1]
-		s.ScrapeP50 = percentile(durations, 0.50)
-		s.ScrapeP99 = percentile(durations, 0.99)
-	}
-	if o.gzipScrape && ctx.Err() == nil {
-		r := scrape(ctx, client, o, true)
-		s.Gzip = &r
+	s.Complete = s.Scrapes > 0
+	for _, f := range s.Formats {
+		s.Complete = s.Complete && f.Scrapes == o.scrapes && f.Complete
 	}
 }
 
-// percentile returns the nearest-rank percentile of sorted values (with few
-// values, p99 is the maximum).
-func percentile(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	rank := int(math.Ceil(p*float64(len(sorted)))) - 1
-	rank = max(0, min(rank, len(sorted)-1))
-	return sorted[rank]
-}
+// buffers hold a response as received and decompressed. They are reused
+// from one scrape to the next, so that after the first scrapes a response
+// is read into memory already there, as Prometheus reuses its buffers.
+type buffers struct{ wire, body bytes.Buffer }
 
-// countingReader counts the bytes read through it (the bytes on the wire).
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
-}
-
-// scrape reads the whole exposition once, in the text format, plain or
-// gzip-compressed, and checks that it is complete.
-func scrape(ctx context.Context, client *http.Client, o options, gz bool) scrapeResult {
-	r := scrapeResult{Encoding: "identity"}
-	if gz {
-		r.Encoding = "gzip"
-	}
+// scrape asks for the exposition as p does, reads the whole response, then,
+// untimed, decompresses it and counts its samples with the parser
+// Prometheus picks for the served Content-Type.
+func scrape(ctx context.Context, client *http.Client, o options, p promscrape.Profile, buf *buffers) scrapeResult {
+	var r scrapeResult
 	ctx, cancel := context.WithTimeout(ctx, o.scrapeTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, o.metricsURL, http.NoBody)
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
-	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	req.Header.Set("Accept-Encoding", r.Encoding)
+	req.Header.Set("Accept", p.Accept)
+	req.Header.Set("Accept-Encoding", p.AcceptEncoding)
 
+	buf.wire.Reset()
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
@@ -105,41 +76,56 @@ func scrape(ctx context.Context, client *http.Client, o options, gz bool) scrape
 		r.Error = err.Error()
 		return r
 	}
-	defer resp.Body.Close()
-	r.Status = resp.StatusCode
-
-	wire := &countingReader{r: resp.Body}
-	var body io.Reader = wire
-	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		zr, err := gzip.NewReader(wire)
-		if err != nil {
-			r.Seconds = time.Since(start).Seconds()
-			r.WireBytes = wire.n
-			r.Error = "gzip: " + err.Error()
-			return r
-		}
-		defer zr.Close()
-		body = zr
-	} else if gz {
-		r.Encoding = "gzip requested, identity served"
-	}
-	c := newExpoCounter()
-	_, err = io.Copy(c, body)
+	_, err = buf.wire.ReadFrom(resp.Body)
 	r.Seconds = time.Since(start).Seconds()
-	r.WireBytes = wire.n
-	r.BodyBytes = c.bytes
-	r.Samples = c.samples
-	r.TargetInfo = c.targetInfo
-	r.Families = c.types
-	r.EndsNewline = c.endsWithNewline()
-	r.PartialLine = c.partialLine()
+	resp.Body.Close()
+	r.Status = resp.StatusCode
+	r.ContentType = resp.Header.Get("Content-Type")
+	r.ContentEncoding = resp.Header.Get("Content-Encoding")
+	r.WireBytes = int64(buf.wire.Len())
 	if err != nil {
 		r.Error = err.Error()
+		return r
 	}
-	// Complete: a 200, read to the end without error, ending with a newline,
-	// with exactly the expected samples apart from target_info (at most one
-	// per agent).
-	r.Complete = r.Status == http.StatusOK && err == nil && r.EndsNewline && !r.PartialLine &&
-		r.Samples-r.TargetInfo == expectedSamples(o) && r.TargetInfo <= int64(o.agents)
+	if r.Status != http.StatusOK {
+		return r
+	}
+
+	decodeStart := time.Now()
+	defer func() { r.DecodeSeconds = time.Since(decodeStart).Seconds() }()
+	body, err := decompress(r.ContentEncoding, buf)
+	r.BodyBytes = int64(len(body))
+	if err != nil {
+		r.ParseError = err.Error()
+		return r
+	}
+	c, err := promscrape.Count(body, r.ContentType)
+	r.Samples, r.TargetInfo, r.NativeHistograms, r.Families = c.Samples, c.TargetInfo, c.NativeHistograms, c.Families
+	if err != nil {
+		r.ParseError = err.Error()
+		return r
+	}
+	// Complete: exactly the expected samples apart from target_info (at
+	// most one per agent), and no native histogram where the load has none.
+	r.Complete = r.Samples == expectedSamples(o) && r.TargetInfo <= int64(o.agents) && r.NativeHistograms == 0
 	return r
+}
+
+// decompress returns the body of the response in buf.wire.
+func decompress(contentEncoding string, buf *buffers) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(contentEncoding)) {
+	case "", "identity":
+		return buf.wire.Bytes(), nil
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(buf.wire.Bytes()))
+		if err != nil {
+			return nil, fmt.Errorf("gzip: %w", err)
+		}
+		buf.body.Reset()
+		if _, err := buf.body.ReadFrom(zr); err != nil {
+			return buf.body.Bytes(), fmt.Errorf("gzip: %w", err)
+		}
+		return buf.body.Bytes(), nil
+	}
+	return nil, fmt.Errorf("Content-Encoding %q, which this client did not ask for", contentEncoding)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -23,43 +24,108 @@ type summary struct {
 	SendWireBytes   int64   `json:"send_request_bytes"`
 	RSSMiBAfterSend float64 `json:"rss_mib_after_send,omitempty"`
 
-	Scrapes        int            `json:"scrapes"`
-	ScrapeP50      float64        `json:"scrape_p50_s"`
-	ScrapeP99      float64        `json:"scrape_p99_s"`
-	ScrapeMin      float64        `json:"scrape_min_s"`
-	ScrapeMax      float64        `json:"scrape_max_s"`
-	Statuses       map[string]int `json:"statuses"`
-	BodyBytes      int64          `json:"body_bytes"`
-	Samples        int64          `json:"samples"`
-	TargetInfo     int64          `json:"target_info"`
-	FamiliesServed int64          `json:"families_served"`
-	EndsNewline    bool           `json:"ends_with_newline"`
-	Complete       bool           `json:"complete"`
-	CompleteCount  int            `json:"complete_scrapes"`
-	ScrapeFirstErr string         `json:"scrape_first_error,omitempty"`
-	Runs           []scrapeResult `json:"runs"`
-
-	Gzip *scrapeResult `json:"gzip,omitempty"`
+	// Formats has one entry per profile, in the order of -profiles.
+	Formats  []formatSummary `json:"formats"`
+	Scrapes  int             `json:"scrapes"`
+	Complete bool            `json:"complete"` // every scrape of every profile
 
 	RSSMiB   float64 `json:"rss_mib,omitempty"`
 	HWMMiB   float64 `json:"hwm_mib,omitempty"`
 	TimedOut bool    `json:"timed_out,omitempty"`
 }
 
+// formatSummary gathers the scrapes of one profile.
+type formatSummary struct {
+	Profile        string `json:"profile"`
+	Accept         string `json:"accept"`
+	AcceptEncoding string `json:"accept_encoding"`
+
+	Scrapes       int            `json:"scrapes"`
+	CompleteCount int            `json:"complete_scrapes"`
+	Complete      bool           `json:"complete"`
+	Median        float64        `json:"median_s"`
+	Min           float64        `json:"min_s"`
+	Max           float64        `json:"max_s"`
+	Statuses      map[string]int `json:"statuses"`
+	// What the server negotiated: distinct values in the order seen, joined
+	// by " / " should they change from one scrape to the next.
+	ContentType     string `json:"content_type"`
+	ContentEncoding string `json:"content_encoding"`
+	// Of the last scrape.
+	WireBytes  int64 `json:"wire_bytes"`
+	BodyBytes  int64 `json:"body_bytes"`
+	Samples    int64 `json:"samples"`
+	TargetInfo int64 `json:"target_info"`
+
+	Runs []scrapeResult `json:"runs"`
+}
+
 // scrapeResult describes one scrape.
 type scrapeResult struct {
-	Encoding    string  `json:"encoding"`
-	Status      int     `json:"status"`
-	Seconds     float64 `json:"seconds"`
-	WireBytes   int64   `json:"wire_bytes"`
-	BodyBytes   int64   `json:"body_bytes"`
-	Samples     int64   `json:"samples"`
-	TargetInfo  int64   `json:"target_info"`
-	Families    int64   `json:"families"`
-	EndsNewline bool    `json:"ends_with_newline"`
-	PartialLine bool    `json:"partial_line,omitempty"`
-	Complete    bool    `json:"complete"`
-	Error       string  `json:"error,omitempty"`
+	Status          int    `json:"status"`
+	ContentType     string `json:"content_type,omitempty"`
+	ContentEncoding string `json:"content_encoding,omitempty"`
+	// Seconds is the time from sending the request to the last byte of the
+	// response received, as it came over the wire (compressed when so
+	// served). Decompressing and parsing come after and are DecodeSeconds.
+	Seconds          float64 `json:"seconds"`
+	DecodeSeconds    float64 `json:"decode_seconds,omitempty"`
+	WireBytes        int64   `json:"wire_bytes"`
+	BodyBytes        int64   `json:"body_bytes"` // decompressed
+	Samples          int64   `json:"samples"`    // target_info apart
+	TargetInfo       int64   `json:"target_info"`
+	NativeHistograms int64   `json:"native_histograms,omitempty"`
+	Families         int64   `json:"families"`
+	Complete         bool    `json:"complete"`
+	// Error is a failed request or read; ParseError a body that does not
+	// decompress or parse.
+	Error      string `json:"error,omitempty"`
+	ParseError string `json:"parse_error,omitempty"`
+}
+
+// add records one scrape.
+func (f *formatSummary) add(r scrapeResult) {
+	f.Runs = append(f.Runs, r)
+	f.Scrapes++
+	f.Statuses[fmt.Sprint(r.Status)]++
+	if r.Complete {
+		f.CompleteCount++
+	}
+	f.ContentType = addDistinct(f.ContentType, r.ContentType)
+	f.ContentEncoding = addDistinct(f.ContentEncoding, r.ContentEncoding)
+	f.WireBytes, f.BodyBytes, f.Samples, f.TargetInfo = r.WireBytes, r.BodyBytes, r.Samples, r.TargetInfo
+	f.Complete = f.CompleteCount == f.Scrapes
+	times := make([]float64, len(f.Runs))
+	for i, r := range f.Runs {
+		times[i] = r.Seconds
+	}
+	slices.Sort(times)
+	f.Min, f.Max, f.Median = times[0], times[len(times)-1], median(times)
+}
+
+func addDistinct(list, v string) string {
+	if v == "" {
+		v = "(none)"
+	}
+	if list == "" {
+		return v
+	}
+	if slices.Contains(strings.Split(list, " / "), v) {
+		return list
+	}
+	return list + " / " + v
+}
+
+// median of sorted values; the mean of the middle two for an even count.
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
 func (s *summary) human() string {
@@ -70,21 +136,13 @@ func (s *summary) human() string {
 	}
 	fmt.Fprintf(&b, "%s: %d OTLP series (%d agents × %d families × %d), %d expected samples; sent in %.2fs (%d/%d requests failed, %d points rejected)",
 		name, s.OTLPSeries, s.Agents, s.Families, s.SeriesPerFamily, s.ExpectedSamples, s.SendSeconds, s.SendFailed, s.SendRequests, s.RejectedPoints)
-	if s.Scrapes > 0 {
-		fmt.Fprintf(&b, "; %d scrapes p50 %.3fs p99 %.3fs, body %.1f MB, %d samples (+%d target_info), statuses %v, complete %d/%d",
-			s.Scrapes, s.ScrapeP50, s.ScrapeP99, float64(s.BodyBytes)/1e6, s.Samples-s.TargetInfo, s.TargetInfo, s.Statuses, s.CompleteCount, s.Scrapes)
-		if !s.Complete {
-			fmt.Fprintf(&b, " (INCOMPLETE: ends with newline %v", s.EndsNewline)
-			if s.ScrapeFirstErr != "" {
-				fmt.Fprintf(&b, ", error %q", s.ScrapeFirstErr)
+	for _, f := range s.Formats {
+		fmt.Fprintf(&b, "; %s: %s, median %.3fs of %d, %.2f MB on the wire, %d samples (+%d target_info), complete %d/%d",
+			f.Profile, f.ContentType, f.Median, f.Scrapes, float64(f.WireBytes)/1e6, f.Samples, f.TargetInfo, f.CompleteCount, f.Scrapes)
+		if !f.Complete {
+			if r, ok := firstIncomplete(f); ok {
+				fmt.Fprintf(&b, " (INCOMPLETE: %s)", incompleteReason(s.ExpectedSamples, r))
 			}
-			b.WriteString(")")
-		}
-	}
-	if g := s.Gzip; g != nil {
-		fmt.Fprintf(&b, "; gzip scrape %.3fs, %.1f MB on the wire, complete %v", g.Seconds, float64(g.WireBytes)/1e6, g.Complete)
-		if g.Error != "" {
-			fmt.Fprintf(&b, " (error %q)", g.Error)
 		}
 	}
 	if s.HWMMiB > 0 {
@@ -94,4 +152,13 @@ func (s *summary) human() string {
 		b.WriteString("; TIMED OUT")
 	}
 	return b.String()
+}
+
+func firstIncomplete(f formatSummary) (scrapeResult, bool) {
+	for _, r := range f.Runs {
+		if !r.Complete {
+			return r, true
+		}
+	}
+	return scrapeResult{}, false
 }
