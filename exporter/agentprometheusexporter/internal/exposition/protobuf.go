@@ -515,46 +515,103 @@ func closeMessage(b []byte, at, room int) []byte {
 // escaped as WriteEncoded and expfmt do (parseLabels, escapeLabelNames,
 // model.EscapeMetricFamily).
 //
-// Rendered sets are sorted by their rendered names, so when no name holds an
-// escape and, unless scheme is NoEscaping, every name is a legacy label name
-// other than __name__ (which no scheme touches), the pairs go out as they
-// come. Anything else is rare and takes the reference's own path.
+// Rendered sets are sorted by their rendered names, so a set whose names
+// hold no escape and, unless scheme is NoEscaping, are legacy label names
+// other than __name__ (which every other scheme would touch) goes out in one
+// pass as it comes. Anything else is rare and takes the reference's own
+// path. The pass reads each byte once, through a table: reading the pairs
+// with pairReader and then checking and unescaping them took three times as
+// long.
 func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme) []byte {
 	start := len(b)
+	nameBytes := uint8(legacyByte)
+	if scheme == model.NoEscaping {
+		nameBytes = utf8NameByte
+	}
 	var prev string
-	r := readPairs(labels)
-	for {
-		name, value, ok := r.next()
-		if !ok {
-			return b
+	for s := labels; len(s) > 0; {
+		i := 0
+		for i < len(s) && labelBytes[s[i]]&nameBytes != 0 {
+			i++
 		}
-		if name <= prev && prev != "" || !plainName(name, scheme) {
+		if i == 0 || i+1 >= len(s) || s[i] != '=' || s[i+1] != '"' {
+			return appendLabelsSlow(b[:start], tag, labels, scheme)
+		}
+		name := s[:i]
+		if nameBytes == legacyByte && (name[0] <= '9' || name == model.MetricNameLabel) {
+			return appendLabelsSlow(b[:start], tag, labels, scheme) // a leading digit, or __name__
+		}
+		if prev != "" && (name[0] < prev[0] || name[0] == prev[0] && name <= prev) {
 			return appendLabelsSlow(b[:start], tag, labels, scheme)
 		}
 		prev = name
-		n := unescapedLen(value)
-		size := 1 + protowire.SizeBytes(len(name)) + 1 + protowire.SizeBytes(n)
+		s = s[i+2:]
+		j := 0
+		for j < len(s) && labelBytes[s[j]]&valueEnd == 0 {
+			j++
+		}
+		if j == len(s) {
+			return appendLabelsSlow(b[:start], tag, labels, scheme)
+		}
+		value, n := s[:j], j
+		if s[j] == '\\' {
+			if j = unescapedQuote(s, j); j < 0 {
+				return appendLabelsSlow(b[:start], tag, labels, scheme)
+			}
+			value = s[:j]
+			n = unescapedLen(value)
+		}
+		if s = s[j+1:]; len(s) > 0 {
+			if s[0] != ',' {
+				return appendLabelsSlow(b[:start], tag, labels, scheme)
+			}
+			s = s[1:]
+		}
 		b = append(b, tag)
-		b = protowire.AppendVarint(b, uint64(size))
+		b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(n)))
 		b = append(b, tagPairName)
-		b = protowire.AppendString(b, name)
+		b = appendVarint(b, uint64(len(name)))
+		b = append(b, name...)
 		b = append(b, tagPairValue)
-		b = protowire.AppendVarint(b, uint64(n))
-		b = appendUnescaped(b, value)
+		b = appendVarint(b, uint64(n))
+		if n == len(value) {
+			b = append(b, value...)
+		} else {
+			b = appendUnescaped(b, value)
+		}
 	}
+	return b
 }
 
-// plainName reports whether a rendered label name goes out as it is.
-func plainName(name string, scheme model.EscapingScheme) bool {
-	if scheme == model.NoEscaping {
-		for i := 0; i < len(name); i++ {
-			if name[i] == '\\' {
-				return false
-			}
+// The classes of labelBytes.
+const (
+	legacyByte   = 1 << iota // in a legacy label name (a leading digit is checked apart)
+	utf8NameByte             // in a name that goes out as it is when UTF-8 is allowed
+	valueEnd                 // ends the plain part of a value
+)
+
+var labelBytes = func() (t [256]uint8) {
+	for c := range 256 {
+		if isLegacyLabelByte(byte(c), false) {
+			t[c] |= legacyByte
 		}
-		return name != ""
+		switch c {
+		case '"', '\\':
+			t[c] |= valueEnd
+		case '=':
+		default:
+			t[c] |= utf8NameByte
+		}
 	}
-	return isLegacyLabelName(name) && name != model.MetricNameLabel
+	return t
+}()
+
+// appendVarint is protowire.AppendVarint with the one-byte case inlined.
+func appendVarint(b []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(b, byte(v))
+	}
+	return protowire.AppendVarint(b, v)
 }
 
 // unescapedLen is the length of a rendered value once unescaped.

@@ -158,6 +158,11 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts.add("names", store.KindGauge, `="1",1x="2"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `a="1",malformed`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `a\="1"`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a="1"b="2"`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a="1",`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a="x\"y",b="v\\"`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a="x\`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a=`, func(s *store.Series) {})
 
 	for _, send := range []bool{false, true} {
 		opts := Options{SendTimestamps: send, TargetInfoName: "target_info", Release: store.Release{Zero: 100, Value: 50}}
