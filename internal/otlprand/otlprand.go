@@ -98,7 +98,12 @@ func (g *gen) temporality() pmetric.AggregationTemporality {
 }
 
 func (g *gen) metric(m pmetric.Metric) {
-	m.SetName(pick(g.r, metricNames...))
+	name := pick(g.r, metricNames...)
+	if g.r.IntN(3) > 0 {
+		// Mostly names of their own; the bare ones collide across types.
+		name += fmt.Sprint("_", g.r.IntN(20))
+	}
+	m.SetName(name)
 	m.SetUnit(pick(g.r, units...))
 	m.SetDescription(pick(g.r, "", "what it counts", "a \\ backslash\nand a newline"))
 	points := 1 + g.r.IntN(4)
