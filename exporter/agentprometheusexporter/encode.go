@@ -19,6 +19,10 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncod
 		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
 			return exposition.WriteText(w, e.store, opts)
 		}
+		if format.FormatType() == expfmt.TypeProtoDelim {
+			// Written directly too, names escaped as negotiate settled.
+			return exposition.WriteProtobuf(w, e.store, opts, format.ToEscapingScheme())
+		}
 		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
 	}
 	return compressed(write, enc)

@@ -1,0 +1,44 @@
+package agentprometheusexporter
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/internal/otlprand"
+)
+
+// FuzzProtobufEquivalence stores arbitrary OTLP metrics under both
+// translation strategies and checks that WriteProtobuf writes what
+// WriteEncoded writes through expfmt (see requireSameProtobuf).
+func FuzzProtobufEquivalence(f *testing.F) {
+	seeds := []pmetric.Metrics{fuzzSeeds()[0]}
+	for seed := range uint64(4) {
+		seeds = append(seeds, otlprand.Metrics(rand.New(rand.NewPCG(seed, 2)), t0, t0.Add(time.Minute)))
+	}
+	for _, md := range seeds {
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
+		if err != nil {
+			t.Skip("not OTLP")
+		}
+		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
+			e := protobufTestExporter(t, strategy)
+			for range 2 {
+				if err := e.consumeMetrics(context.Background(), md); err != nil {
+					t.Fatal(err)
+				}
+			}
+			requireSameProtobuf(t, string(strategy), e.store, e.expo)
+		}
+	})
+}
