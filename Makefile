@@ -68,6 +68,9 @@ unit: prometheus
 	STATSGATE_REQUIRE_PROMTOOL=1 $(GO) test -race ./...
 	# Allocation checks and the million-series attack tests skip under -race; run them plainly.
 	$(GO) test -count=1 -run 'DoesNotAllocate|UnderAttack' ./...
+	# Every format's scrape parsed by Prometheus 3.16's own parsers; a module of its own keeps
+	# prometheus/prometheus out of the main one.
+	cd test/promparse && $(GO) test -count=1 ./...
 
 # The bench/ module holds contrib's prometheusexporter, kept out of the main module.
 conformance:
@@ -231,6 +234,7 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./processor/grpcstatsprocessor
 	$(GO) test -run '^$$' -fuzz '^FuzzIngestScrape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzProtobufEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
 
 ## generate: regenerate the mdatagen output of both components
 generate:
@@ -258,6 +262,7 @@ lint:
 	$(GO) vet ./...
 	cd bench && $(GO) vet ./...
 	cd deploy/kubernetes/check && $(GO) vet ./...
+	cd test/promparse && $(GO) vet ./...
 
 ## bench: ours vs contrib side by side (go test -bench, benchstat), regenerates BENCHMARKS.md
 ## and docs/scrape-time.svg; QUICK=1 for a short run (10k/100k, count 2)

@@ -69,18 +69,17 @@ type testStore struct {
 }
 
 func newTestStore(t *testing.T) *testStore {
-	st := store.New(1<<20, 1<<20)
+	st := store.New(1<<20, 1<<20, store.Claims{})
 	res := st.Resource([]byte("job\xffinstance"), 5e9)
 	res.SetTargetInfo(`instance="i",job="j",os_type="linux"`)
 	return &testStore{t: t, st: st, res: res}
 }
 
 func (ts *testStore) add(family string, kind store.Kind, labels string, fill func(*store.Series)) {
-	f, ok := ts.st.Family(family, kind, "help of "+family, "")
-	require.True(ts.t, ok, family)
-	f.Lock()
-	defer f.Unlock()
-	s, out := f.Upsert([]byte(labels), store.HashLabels([]byte(labels)), ts.res, 1)
+	var w store.Writer
+	require.True(ts.t, ts.st.Write(&w, family, kind, "help of "+family, "", ts.res, 1), family)
+	defer w.Close()
+	s, out := w.Put([]byte(labels))
 	require.Equal(ts.t, store.Created, out, labels)
 	s.Timestamp = 1_700_000_000_123_456_789
 	fill(s)
@@ -176,7 +175,7 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 
 func TestWriteProtobufOfAnEmptyStoreIsEmpty(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteProtobuf(&b, store.New(1, 1), Options{TargetInfoName: "target_info"}, model.NoEscaping))
+	require.NoError(t, WriteProtobuf(&b, store.New(1, 1, store.Claims{}), Options{TargetInfoName: "target_info"}, model.NoEscaping))
 	assert.Zero(t, b.Len())
 }
 
