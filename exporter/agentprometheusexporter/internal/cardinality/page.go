@@ -29,7 +29,13 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"orNone":   orNone,
 	"refusals": func(r Refused) int64 { return r.Total() },
 	"inc":      func(i int) int { return i + 1 },
-	"height":   barHeight,
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
+	"height": barHeight,
 	"cell": func(n, of int64, class string) activityCell {
 		return activityCell{N: n, Ratio: ratio(n, of), Class: class}
 	},
