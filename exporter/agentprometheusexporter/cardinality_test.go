@@ -432,3 +432,43 @@ type authHost struct {
 func (h authHost) GetExtensions() map[component.ID]component.Component { return h.ext }
 
 var _ extension.Extension = tokenAuth("")
+
+// TestCardinalityWhileIngestingAndExpiring builds reports while agents come,
+// flood and go, and the sweep expires them: under -race, the view reads the
+// store only as the store allows.
+func TestCardinalityWhileIngestingAndExpiring(t *testing.T) {
+	te := startExporter(t, func(c *Config) {
+		cardinalityOn(c)
+		c.MetricExpiration = time.Minute
+	})
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// Not te.consume: a failure must not be reported from this goroutine.
+			_ = te.exp.consumeMetrics(context.Background(), calmLoad(fmt.Sprint("calm-", i%7)))
+			_ = te.exp.consumeMetrics(context.Background(), floodLoad(fmt.Sprint("flood-", i%3), i*50, 50))
+			if i%5 == 4 {
+				te.clock.advance(40 * time.Second)
+				te.sweep()
+			}
+		}
+	}()
+	for _, q := range []string{"", "?family=requests_total", "?job=flooder&instance=flood-1", "?family=temperature&top=3"} {
+		for range 10 {
+			status, _, body := te.getCardinality(q, "application/json")
+			require.Contains(t, []int{http.StatusOK, http.StatusNotFound}, status, "%s", body)
+			checkSchema(t, body)
+			status, _, _ = te.getCardinality(q, "")
+			require.Contains(t, []int{http.StatusOK, http.StatusNotFound}, status)
+		}
+	}
+	close(stop)
+	<-done
+}
