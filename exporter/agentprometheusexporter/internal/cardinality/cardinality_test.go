@@ -180,3 +180,21 @@ func TestScanSpreadsOverTheFamily(t *testing.T) {
 	assert.False(t, scan.Complete)
 	assert.Zero(t, scan.Series)
 }
+
+func TestAThirdReportAtOnceIsRefused(t *testing.T) {
+	v := New(store.New(10, 10, store.Claims{}), &Changes{}, Options{Top: 5, ScanTimeout: time.Second, Now: time.Now})
+	for range maxConcurrent {
+		v.slots <- struct{}{} // two reports being built
+	}
+	w := httptest.NewRecorder()
+	v.ServeHTTP(w, httptest.NewRequest("GET", "/cardinality", nil))
+	assert.Equal(t, 503, w.Code)
+	assert.Equal(t, "1", w.Header().Get("Retry-After"))
+
+	<-v.slots
+	w = httptest.NewRecorder()
+	v.ServeHTTP(w, httptest.NewRequest("HEAD", "/cardinality?format=json", nil))
+	assert.Equal(t, 200, w.Code)
+	assert.Zero(t, w.Body.Len(), "HEAD: headers only")
+	assert.NotEmpty(t, w.Header().Get("Content-Length"))
+}
