@@ -472,3 +472,21 @@ func TestCardinalityWhileIngestingAndExpiring(t *testing.T) {
 	close(stop)
 	<-done
 }
+
+// TestUpdatingWithTheCardinalityViewDoesNotAllocate: with the view on, the
+// ingest hot path stays as it is without it.
+func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	cfg := createDefaultConfig().(*Config)
+	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+	cfg.Cardinality.Enabled = true
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
+	require.NoError(t, err)
+	require.NotNil(t, exp.changes)
+	md := agentBatch(1, 100)
+	require.NoError(t, exp.consumeMetrics(context.Background(), md))
+	allocs := testing.AllocsPerRun(50, func() { _ = exp.consumeMetrics(context.Background(), md) })
+	assert.Zero(t, allocs, "allocations per batch of %d points", md.DataPointCount())
+}
