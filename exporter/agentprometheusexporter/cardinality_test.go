@@ -490,3 +490,45 @@ func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
 	allocs := testing.AllocsPerRun(50, func() { _ = exp.consumeMetrics(context.Background(), md) })
 	assert.Zero(t, allocs, "allocations per batch of %d points", md.DataPointCount())
 }
+
+// TestUnderAttackTheCardinalityViewNamesTheAttacker: one agent sends 2M
+// series next to 1000 agents with 10 each (as in limits_test.go); the view
+// puts it first with its refusals and finds the label it floods with.
+func TestUnderAttackTheCardinalityViewNamesTheAttacker(t *testing.T) {
+	te, tel, _ := attackTarget(t, func(c *Config) { c.Cardinality.Enabled = true })
+	limit := int64(te.exp.cfg.MaxSeriesPerResource)
+	for a := range goodAgents {
+		te.consume(agentLoad(goodAgent(a), 0, seriesPerAgent, 1))
+	}
+	for first := 0; first < attackSeries; first += attackBatchSize {
+		te.consume(agentLoad("attacker", first, attackBatchSize, 1))
+	}
+
+	r := te.report("?top=1000")
+	t.Logf("report of %d series built in %.1f ms, labels of %d series read in %.1f ms", r.Totals.Series,
+		r.Seconds*1000, r.Selection.Scan.Series, r.Selection.Scan.Seconds*1000)
+	assert.Equal(t, te.exp.store.SeriesCount(), r.Totals.Series)
+	require.Len(t, r.Resources, 1000)
+	attacker := r.Resources[0]
+	assert.Equal(t, cardinality.ResourceRef{Job: "fleet", Instance: "attacker"}, attacker.ResourceRef)
+	assert.Equal(t, limit, attacker.Series)
+	refused := int64(attackSeries) - limit
+	assert.Equal(t, cardinality.Refused{MaxSeriesPerResource: refused}, attacker.Refused)
+	assert.Equal(t, refusedCounts(t, tel)["max_series_per_resource"], refused)
+	require.Len(t, r.Refused, 1)
+	for _, res := range r.Resources[1:] {
+		assert.Equal(t, int64(seriesPerAgent), res.Series, res.Instance)
+	}
+
+	sel := r.Selection
+	require.NotNil(t, sel.Family)
+	assert.Equal(t, "load", sel.Family.Name)
+	require.NotEmpty(t, sel.Labels)
+	top := sel.Labels[0]
+	assert.Equal(t, "series", top.Name, "the attribute it floods with comes first")
+	if sel.Scan.Complete {
+		assert.True(t, top.Estimated, "50k values: past the exact count")
+		assert.InEpsilon(t, float64(limit), float64(top.Distinct), 0.03)
+		assert.Equal(t, int64(goodAgents+1), sel.Labels[1].Distinct, "then instance")
+	}
+}
