@@ -86,9 +86,6 @@ func (p pageData) MaxMinute() int64 {
 	return m
 }
 
-// ScanTimedOut says the label count stopped before reading every series.
-func (p pageData) ScanTimedOut() bool { return p.Selection != nil && !p.Selection.Scan.Complete }
-
 func renderPage(w io.Writer, r Report, path string, requestedTop int) error {
 	return pageTemplate.Execute(w, pageData{Report: r, path: path, top: requestedTop})
 }

@@ -88,14 +88,6 @@ func (st *Store) LookupFamily(name string) *Family {
 	return st.families[name]
 }
 
-// ResourceCount is the number of resources known: those holding series and
-// those seen within metric_expiration.
-func (st *Store) ResourceCount() int {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return len(st.resources)
-}
-
 // Limits returns max_series and max_series_per_resource.
 func (st *Store) Limits() (maxSeries, maxSeriesPerResource int64) {
 	return st.maxSeries, st.maxPerResource
