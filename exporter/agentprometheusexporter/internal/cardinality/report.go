@@ -3,6 +3,7 @@ package cardinality // import "github.com/statsgate/statsgate/exporter/agentprom
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,14 +211,14 @@ func (v *View) build(q Query) Report {
 	case q.Resource:
 		res := v.store.LookupResource(q.Job, q.Instance)
 		if res == nil {
-			r.Error = "no resource with job " + quote(q.Job) + " and instance " + quote(q.Instance)
+			r.Error = "no resource with job " + strconv.Quote(q.Job) + " and instance " + strconv.Quote(q.Instance)
 			break
 		}
 		r.Selection = v.selectResource(res, families, q.Top, began)
 	case q.Family != "":
 		f := v.store.LookupFamily(q.Family)
 		if f == nil {
-			r.Error = "no family named " + quote(q.Family)
+			r.Error = "no family named " + strconv.Quote(q.Family)
 			break
 		}
 		r.Selection = v.selectFamily(f, q.Top, began)
@@ -227,8 +228,6 @@ func (v *View) build(q Query) Report {
 	r.Seconds = time.Since(began).Seconds()
 	return r
 }
-
-func quote(s string) string { return `"` + s + `"` }
 
 func resourceOf(s store.ResourceStat, maxPerResource int64) Resource {
 	return Resource{
