@@ -143,6 +143,32 @@ $(PROMETHEUS3):
 	GOBIN=$(TOOLS_DIR) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
 	mv $(TOOLS_DIR)/prometheus $@
 
+.PHONY: cardinality chromium
+
+CARDINALITY_ARTIFACTS  ?= $(CURDIR)/_build/test-artifacts
+CARDINALITY_SCREENSHOT ?=
+
+## cardinality: the built distro with a flooding agent among well-behaved ones (cmd/otlpagent); its
+## cardinality view in headless Chromium, screenshotted and read from the DOM after its script ran,
+## and as JSON, checked against /metrics and the collector's own metrics. The screenshot, DOM and
+## JSON are kept in $(CARDINALITY_ARTIFACTS); CARDINALITY_SCREENSHOT=docs/cardinality.png also
+## refreshes the README's copy.
+cardinality: $(DISTRO) chromium
+	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) \
+	STATSGATE_CHROMIUM=$$(command -v chromium) \
+	STATSGATE_ARTIFACTS=$(CARDINALITY_ARTIFACTS) \
+	STATSGATE_SCREENSHOT_COPY=$(if $(CARDINALITY_SCREENSHOT),$(abspath $(CARDINALITY_SCREENSHOT))) \
+	$(GO) test -count=1 -v -timeout 4m ./test/cardinality
+
+## chromium: install Chromium (Debian package) when it is missing; the cardinality test runs it headless
+chromium:
+	@if ! command -v chromium >/dev/null; then \
+		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		echo "installing the Debian package chromium"; \
+		$$sudo apt-get update -q && \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
+	fi
+
 ## haproxy: install haproxy (Debian package) when it is missing; the fleet test runs it in the foreground
 haproxy:
 	@if ! command -v haproxy >/dev/null; then \

@@ -103,12 +103,23 @@ echo "go test$(printf ' %q' "${CONC_ARGS[@]}") ./exporter/agentprometheusexporte
 "$BENCHSTAT" "$CONC_RAW" >"$RESULTS/concurrency.txt"
 echo "benchstat bench/results/concurrency-raw.txt > bench/results/concurrency.txt" >>"$COMMANDS"
 
-echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -concurrency results/concurrency.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
+# The cardinality view at 1M series: each page, and ingestion while pages
+# are served, next to ingestion during a scrape in the same run. Every run
+# loads 1M series; 10 pages or scrapes per run are enough.
+CARD_RAW="$RESULTS/cardinality-raw.txt"
+CARD_ARGS=(-run '^$' -bench '^Benchmark(Cardinality|IngestPauseDuringScrape)$' -benchmem -count "$COUNT" -benchtime 10x)
+echo "go test$(printf ' %q' "${CARD_ARGS[@]}") ./exporter/agentprometheusexporter > bench/results/cardinality-raw.txt" >>"$COMMANDS"
+(cd "$ROOT" && "$GO" test "${CARD_ARGS[@]}" ./exporter/agentprometheusexporter) | tee "$CARD_RAW"
+"$BENCHSTAT" "$CARD_RAW" >"$RESULTS/cardinality.txt"
+echo "benchstat bench/results/cardinality-raw.txt > bench/results/cardinality.txt" >>"$COMMANDS"
+
+echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -concurrency results/concurrency.txt -cardinality results/cardinality.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
 (cd "$BENCH_DIR" && "$GO" run ./cmd/benchreport \
 	-raw "$RAW" \
 	-benchstat "$RESULTS/benchstat.txt" \
 	-commands "$COMMANDS" \
 	-e2e "$RESULTS/e2e.md" \
 	-concurrency "$RESULTS/concurrency.txt" \
+	-cardinality "$RESULTS/cardinality.txt" \
 	-out "$ROOT/BENCHMARKS.md" \
 	-svg "$ROOT/docs/scrape-time.svg")

@@ -36,6 +36,10 @@ import (
 const (
 	counterName   = "fleet.operations"
 	histogramName = "fleet.duration"
+	// floodName is the counter of --flood, with an attribute that should
+	// never have been one.
+	floodName = "fleet.requests"
+	floodKey  = "request.id"
 )
 
 var (
@@ -56,6 +60,7 @@ type config struct {
 	replicaHeader  string
 	manifest       string
 	seed           uint64
+	flood          int
 }
 
 func main() {
@@ -102,6 +107,8 @@ func parseFlags(args []string) (config, error) {
 	fs.StringVar(&cfg.replicaHeader, "replica-header", "", "with --protocol http, a response header naming the replica that answered, kept per export in the manifest")
 	fs.StringVar(&cfg.manifest, "manifest", "-", `file the JSON manifest is written to on exit ("-": stdout)`)
 	fs.Uint64Var(&cfg.seed, "seed", 1, "seed of the measurements")
+	fs.IntVar(&cfg.flood, "flood", 0, "also count "+floodName+" with a "+floodKey+" attribute of this many distinct values, "+
+		"each agent a series per value (a flooding agent; the SDK's cardinality limit is raised to match); not in the manifest")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -116,6 +123,8 @@ func parseFlags(args []string) (config, error) {
 		return cfg, errors.New("--agents must be at least 1")
 	case cfg.exportInterval <= 0 || cfg.recordInterval <= 0:
 		return cfg, errors.New("--export-interval and --record-interval must be positive")
+	case cfg.flood < 0:
+		return cfg, errors.New("--flood must not be negative")
 	}
 	return cfg, nil
 }
@@ -153,10 +162,16 @@ func runAgent(ctx context.Context, cfg config, instanceID string, seed uint64) (
 		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
 	}
 	rec := newRecorder(exp, cfg.temporality == "delta")
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithResource(res),
+	opts := []sdkmetric.Option{sdkmetric.WithResource(res),
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(rec, sdkmetric.WithInterval(cfg.exportInterval))),
 		sdkmetric.WithView(sdkmetric.NewView(sdkmetric.Instrument{Name: histogramName},
-			sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: bounds}})))
+			sdkmetric.Stream{Aggregation: sdkmetric.AggregationExplicitBucketHistogram{Boundaries: bounds}}))}
+	if cfg.flood > 0 {
+		// Past the SDK's limit (2000 per instrument) it would fold the
+		// rest into one overflow series before the gateway sees them.
+		opts = append(opts, sdkmetric.WithCardinalityLimit(cfg.flood+len(kinds)+1))
+	}
+	mp := sdkmetric.NewMeterProvider(opts...)
 	meter := mp.Meter("statsgate/otlpagent")
 	counter, err := meter.Int64Counter(counterName, metric.WithUnit("{operation}"), metric.WithDescription("Operations done."))
 	if err != nil {
@@ -168,6 +183,10 @@ func runAgent(ctx context.Context, cfg config, instanceID string, seed uint64) (
 	}
 	log.Printf("agent %s: exporting %s over %s to %s every %s", instanceID, cfg.temporality, cfg.protocol, cfg.endpoint, cfg.exportInterval)
 
+	flood, err := newFlood(meter, cfg.flood)
+	if err != nil {
+		return agentmanifest.OTLPAgent{InstanceID: instanceID}, err
+	}
 	counted := newCounts()
 	rng := rand.New(rand.NewPCG(seed, 0x5eed))
 	ticker := time.NewTicker(cfg.recordInterval)
@@ -189,6 +208,7 @@ record:
 			histogram.Record(context.Background(), v, attrs)
 			counted.observe(k, v)
 		}
+		flood.round()
 	}
 
 	// Shutdown exports what was recorded since the last export.
@@ -201,4 +221,35 @@ record:
 	}
 	log.Printf("agent %s: %d exports acknowledged, %d failed", instanceID, len(am.Exports), len(am.Failed))
 	return am, nil
+}
+
+// floodRounds is over how many rounds of measurements --flood brings in
+// all its values: a flooding agent's series arrive within a second or so.
+const floodRounds = 20
+
+// flood counts requests by an identifier, the mistake that floods a
+// gateway: each value of the attribute is a series of its own.
+type flood struct {
+	counter metric.Int64Counter
+	values  int
+	next    int
+}
+
+func newFlood(meter metric.Meter, values int) (*flood, error) {
+	if values == 0 {
+		return &flood{}, nil
+	}
+	c, err := meter.Int64Counter(floodName, metric.WithUnit("{request}"), metric.WithDescription("Requests, by their identifier."))
+	return &flood{counter: c, values: values}, err
+}
+
+// round counts the next values/floodRounds identifiers, round robin.
+func (f *flood) round() {
+	for range max(1, f.values/floodRounds) {
+		if f.values == 0 {
+			return
+		}
+		f.counter.Add(context.Background(), 1, metric.WithAttributes(attribute.String(floodKey, fmt.Sprint("req-", f.next))))
+		f.next = (f.next + 1) % f.values
+	}
 }

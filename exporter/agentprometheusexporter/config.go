@@ -3,6 +3,7 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
@@ -64,6 +66,21 @@ type ScrapeConfig struct {
 	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
 }
 
+// CardinalityConfig sets up the cardinality view: which resources, families
+// and label names hold the most series, how close the store is to its limits
+// and whom they refuse, served on the /metrics server (same TLS and
+// authenticator) as a page and as JSON.
+type CardinalityConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Path is where the view is served.
+	Path string `mapstructure:"path"`
+	// Top is how many resources and families the view lists.
+	Top int `mapstructure:"top"`
+	// ScanTimeout bounds the count of a family's or resource's label values
+	// for one request; a count cut short says how many series it read.
+	ScanTimeout time.Duration `mapstructure:"scan_timeout"`
+}
+
 // Config defines the configuration of the agentprometheus exporter.
 type Config struct {
 	// Server holds the HTTP server settings of the /metrics endpoint
@@ -109,6 +126,9 @@ type Config struct {
 
 	// Scrape bounds the work and time of serving /metrics.
 	Scrape ScrapeConfig `mapstructure:"scrape"`
+
+	// Cardinality serves the cardinality view next to /metrics.
+	Cardinality CardinalityConfig `mapstructure:"cardinality"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -162,6 +182,7 @@ func (cfg *Config) Validate() error {
 	if cfg.Scrape.MaxConcurrent <= 0 {
 		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
 	}
+	errs = append(errs, cfg.Cardinality.validate()...)
 	for name := range cfg.ConstLabels {
 		switch {
 		case !model.LabelName(name).IsValidLegacy():
@@ -197,5 +218,30 @@ func createDefaultConfig() component.Config {
 			// As Kubernetes' default termination grace period.
 			DrainTimeout: 30 * time.Second,
 		},
+		Cardinality: CardinalityConfig{
+			Path:        "/cardinality",
+			Top:         20,
+			ScanTimeout: 100 * time.Millisecond,
+		},
 	}
+}
+
+func (c CardinalityConfig) validate() []error {
+	var errs []error
+	switch {
+	case !strings.HasPrefix(c.Path, "/"):
+		errs = append(errs, fmt.Errorf("cardinality::path: must begin with /, got %q", c.Path))
+	case c.Path == metricsPath:
+		errs = append(errs, fmt.Errorf("cardinality::path: %s is the metrics endpoint", metricsPath))
+	case path.Clean(c.Path) != c.Path || strings.ContainsAny(c.Path, "{} \t\n?#%"):
+		// The path becomes an http.ServeMux pattern, which reads braces as wildcards.
+		errs = append(errs, fmt.Errorf("cardinality::path: want a plain, clean path such as /cardinality, got %q", c.Path))
+	}
+	if c.Top < 1 || c.Top > cardinality.MaxTop {
+		errs = append(errs, fmt.Errorf("cardinality::top: must be from 1 to %d, got %d", cardinality.MaxTop, c.Top))
+	}
+	if c.ScanTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("cardinality::scan_timeout: must be positive, got %v", c.ScanTimeout))
+	}
+	return errs
 }

@@ -65,6 +65,7 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, 5, cfg.MaxSeriesPerResource)
 		assert.Equal(t, 7, cfg.MaxDescriptors)
 		assert.Equal(t, ScrapeConfig{Timeout: 12 * time.Second, MaxConcurrent: 3, DrainTimeout: 7 * time.Second}, cfg.Scrape)
+		assert.Equal(t, CardinalityConfig{Enabled: true, Path: "/debug/cardinality", Top: 50, ScanTimeout: 250 * time.Millisecond}, cfg.Cardinality)
 	})
 	t.Run("misspelt nested key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "nested_misspelt")
@@ -102,6 +103,7 @@ func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
 		{"misspelt", "endpiont"},
 		{"nested_misspelt", "resource_to_telemetry_conversion::enabeld"},
 		{"misspelt_scrape", "scrape::timeuot"},
+		{"misspelt_cardinality", "cardinality::enabeld"},
 		{"misspelt_tls", "tls::cert_fiel"},
 		{"misspelt_tls_enabled", "tls::enabeld"},
 		{"misspelt_auth", "auth::authenticatr"},
@@ -136,6 +138,14 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"reserved const label", func(c *Config) { c.ConstLabels = map[string]string{"le": "x"} }, `const_labels: "le" is reserved by Prometheus`},
 		{"reserved const label prefix", func(c *Config) { c.ConstLabels = map[string]string{"__meta": "x"} }, `const_labels: "__meta" is reserved by Prometheus`},
 		{"empty resource label", func(c *Config) { c.ResourceLabels = []string{"host.name", ""} }, "resource_labels[1]: must not be empty"},
+		{"relative cardinality path", func(c *Config) { c.Cardinality.Path = "cardinality" }, `cardinality::path: must begin with /, got "cardinality"`},
+		{"cardinality on /metrics", func(c *Config) { c.Cardinality.Path = "/metrics" }, "cardinality::path: /metrics is the metrics endpoint"},
+		{"cardinality path with a wildcard", func(c *Config) { c.Cardinality.Path = "/{x}" }, `cardinality::path: want a plain, clean path`},
+		{"unclean cardinality path", func(c *Config) { c.Cardinality.Path = "/a/../b" }, `cardinality::path: want a plain, clean path`},
+		{"cardinality path with a space", func(c *Config) { c.Cardinality.Path = "/a b" }, `cardinality::path: want a plain, clean path`},
+		{"zero cardinality top", func(c *Config) { c.Cardinality.Top = 0 }, "cardinality::top: must be from 1 to 1000, got 0"},
+		{"huge cardinality top", func(c *Config) { c.Cardinality.Top = 1001 }, "cardinality::top: must be from 1 to 1000, got 1001"},
+		{"zero cardinality scan_timeout", func(c *Config) { c.Cardinality.ScanTimeout = 0 }, "cardinality::scan_timeout: must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
@@ -83,6 +84,11 @@ type agentPrometheusExporter struct {
 	conflictLog logLimiter
 	refusalLog  logLimiter
 
+	// cardinality serves the cardinality view of changes and the store;
+	// both are nil when it is not enabled.
+	cardinality *cardinality.View
+	changes     *cardinality.Changes
+
 	// mu guards the server and the sweeper across Start and Shutdown.
 	mu        sync.Mutex
 	server    *http.Server
@@ -125,6 +131,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
 		scrapers:  newScrapers(),
 	}
+	e.cardinality, e.changes = e.newCardinalityView()
 	for o := range e.outcomeOpts {
 		e.outcomeOpts[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
 	}
@@ -165,6 +172,7 @@ func (e *agentPrometheusExporter) registerGauges() error {
 // stored is dropped point by point and counted.
 func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	stats := e.conv.ConsumeMetrics(md)
+	e.recordChanges(&stats)
 	if stats.Created > 0 {
 		e.telemetry.ExporterAgentprometheusSeriesCreated.Add(ctx, stats.Created)
 	}
@@ -231,6 +239,7 @@ func (e *agentPrometheusExporter) sweep(tick <-chan time.Time, stop func(), quit
 			cutoff := e.clock.now().Add(-e.cfg.MetricExpiration).UnixNano()
 			if n := e.store.Sweep(cutoff); n > 0 {
 				e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.expiredOpt)
+				e.recordExpired(n)
 			}
 		}
 	}
@@ -249,6 +258,7 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	e.serveCtx, e.cancelServe = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
 	mux.HandleFunc(metricsPath, e.serveMetrics)
+	e.routeCardinality(mux)
 	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
 	if err != nil {
 		return errors.Join(err, ln.Close())
@@ -266,6 +276,9 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	go e.sweep(tick, stop, e.stopSweep, e.sweepDone)
 
 	e.set.Logger.Info("Serving metrics", zap.String("endpoint", ln.Addr().String()), zap.String("path", metricsPath))
+	if e.cardinality != nil {
+		e.set.Logger.Info("Serving the cardinality view", zap.String("endpoint", ln.Addr().String()), zap.String("path", e.cfg.Cardinality.Path))
+	}
 	return nil
 }
 

@@ -45,13 +45,15 @@ func TestValidateNamesMisspeltKeys(t *testing.T) {
 	gateway, err := os.ReadFile(gatewayConfig)
 	require.NoError(t, err)
 	const (
-		exporterAt  = "    endpoint: ${env:STATSGATE_METRICS_ENDPOINT:-0.0.0.0:9464}\n"
-		processorAt = "  grpcstats:\n"
+		exporterAt    = "    endpoint: ${env:STATSGATE_METRICS_ENDPOINT:-0.0.0.0:9464}\n"
+		cardinalityAt = "    cardinality:\n"
+		processorAt   = "  grpcstats:\n"
 	)
 	tests := []struct{ component, at, insert, key string }{
 		{"agentprometheus", exporterAt, "    endpiont: 0.0.0.0:9464\n", "endpiont"},
 		{"agentprometheus", exporterAt, "    namepsace: gw\n", "namepsace"},
 		{"agentprometheus", exporterAt, "    scrape:\n      timeuot: 5s\n", "scrape::timeuot"},
+		{"agentprometheus", cardinalityAt, "      enabeld: true\n", "cardinality::enabeld"},
 		{"agentprometheus", exporterAt, "    resource_to_telemetry_conversion:\n      enabeld: true\n", "resource_to_telemetry_conversion::enabeld"},
 		{"agentprometheus", exporterAt, "    tls:\n      cert_fiel: server.crt\n", "tls::cert_fiel"},
 		{"agentprometheus", exporterAt, "    auth:\n      authenticatr: bearertokenauth\n", "auth::authenticatr"},

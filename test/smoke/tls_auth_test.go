@@ -56,8 +56,9 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 			c := gatewaytest.Config{
 				Addrs: gatewaytest.FreeAddrs(t),
 				Exporter: map[string]any{
-					"tls":  map[string]any{"cert_file": certFile, "key_file": keyFile},
-					"auth": map[string]any{"authenticator": tt.authenticator},
+					"tls":         map[string]any{"cert_file": certFile, "key_file": keyFile},
+					"auth":        map[string]any{"authenticator": tt.authenticator},
+					"cardinality": map[string]any{"enabled": true},
 				},
 				Extensions: map[string]any{tt.authenticator: tt.extension},
 				LogLevel:   "debug",
@@ -88,8 +89,8 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 				30*time.Second, 100*time.Millisecond, "health check never answered 200")
 
 			client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-			get := func(auth string) int {
-				req, err := http.NewRequest(http.MethodGet, "https://"+metrics+"/metrics", nil)
+			get := func(path, auth string) int {
+				req, err := http.NewRequest(http.MethodGet, "https://"+metrics+path, nil)
 				require.NoError(t, err)
 				if auth != "" {
 					req.Header.Set("Authorization", auth)
@@ -99,19 +100,24 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 				resp.Body.Close()
 				return resp.StatusCode
 			}
-			assert.Equal(t, http.StatusOK, get(tt.good), "authorised scrape")
-			for _, auth := range tt.bad {
-				assert.Equal(t, http.StatusUnauthorized, get(auth), "scrape with Authorization %q", auth)
+			// The cardinality view is served behind the same TLS and authenticator.
+			for _, path := range []string{"/metrics", "/cardinality", "/cardinality?format=json"} {
+				assert.Equal(t, http.StatusOK, get(path, tt.good), "authorised %s", path)
+				for _, auth := range tt.bad {
+					assert.Equal(t, http.StatusUnauthorized, get(path, auth), "%s with Authorization %q", path, auth)
+				}
 			}
 
 			// Plain HTTP is not served on the TLS port.
-			resp, err := http.Get("http://" + metrics + "/metrics")
-			if err == nil {
-				resp.Body.Close()
-				assert.NotEqual(t, http.StatusOK, resp.StatusCode)
+			for _, path := range []string{"/metrics", "/cardinality"} {
+				resp, err := http.Get("http://" + metrics + path)
+				if err == nil {
+					resp.Body.Close()
+					assert.NotEqual(t, http.StatusOK, resp.StatusCode)
+				}
 			}
 
-			resp, err = http.Get("http://" + telemetry + "/metrics")
+			resp, err := http.Get("http://" + telemetry + "/metrics")
 			require.NoError(t, err)
 			own, err := io.ReadAll(resp.Body)
 			resp.Body.Close()

@@ -26,6 +26,7 @@ func main() {
 		commands  = flag.String("commands", "bench/results/commands.txt", "file with the commands that produced the results (optional)")
 		e2e       = flag.String("e2e", "bench/results/e2e.md", "end-to-end results to include (optional)")
 		conc      = flag.String("concurrency", "bench/results/concurrency.txt", "benchstat of ingestion during scrapes (optional)")
+		card      = flag.String("cardinality", "bench/results/cardinality.txt", "benchstat of the cardinality view (optional)")
 		out       = flag.String("out", "BENCHMARKS.md", "report to write")
 		svg       = flag.String("svg", "docs/scrape-time.svg", "chart to write")
 	)
@@ -61,6 +62,7 @@ func main() {
 		commands:  readOptional(*commands),
 		e2e:       readOptional(*e2e),
 		conc:      readOptional(*conc),
+		card:      readOptional(*card),
 		svgPath:   filepath.ToSlash(svgRel),
 	})
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {

@@ -15,6 +15,7 @@ import (
 type reportInputs struct {
 	benchstat, commands, e2e, svgPath string
 	conc                              string
+	card                              string
 }
 
 // column is one metric shown as ours | contrib | contrib/ours.
@@ -134,6 +135,12 @@ func writeReport(r *results, in reportInputs) string {
 		w("```\n%s\n```\n\n", strings.TrimRight(in.conc, "\n"))
 	}
 
+	if strings.TrimSpace(in.card) != "" {
+		w("## Cardinality view\n\n")
+		w(cardinalityIntro)
+		w("```\n%s\n```\n\n", strings.TrimRight(in.card, "\n"))
+	}
+
 	if len(r.notes) > 0 || len(r.skips) > 0 {
 		w("## Notes from the run\n\n")
 		for _, n := range r.notes {
@@ -166,6 +173,15 @@ func writeReport(r *results, in reportInputs) string {
 	}
 	return b.String()
 }
+
+// cardinalityIntro explains the benchmark of the cardinality view.
+const cardinalityIntro = "Ours only (`BenchmarkCardinality` in `exporter/agentprometheusexporter`): the view of 1M series\n" +
+	"(1000 agents × 1000, the workload above), default settings (`top: 20`, `scan_timeout: 100ms`),\n" +
+	"fetched over loopback HTTP. *page=html* and *page=json*: the default report, whose label count reads\n" +
+	"the largest family (100k series); *page=json-resource*: one agent's report, its 1000 series found by\n" +
+	"scanning every family that holds some; *scanned-series* is how many label sets the count read.\n" +
+	"*IngestPause*: single-point updates made while pages are served back to back; the slowest and the\n" +
+	"mean, next to *IngestPauseDuringScrape* (the same during 1M-series gzip scrapes) in the same run.\n\n"
 
 // agentsPerSize says how many agents of shape s make each size.
 func agentsPerSize(s workload.Shape) string {

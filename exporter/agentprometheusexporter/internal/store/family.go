@@ -31,6 +31,7 @@ type Family struct {
 	// most points find their series without hashing or probing the index.
 	hints map[*Resource]*[]*Series
 	dead  bool // removed from the store; ingestion must look it up again
+	card  familyCounts
 }
 
 // Outcome tells what Writer.Put did.
@@ -92,11 +93,13 @@ func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 	st := f.store
 	if st.total.Add(1) > st.maxSeries {
 		st.total.Add(-1)
+		res.refused(RefusedMaxSeries)
 		return nil, RefusedMaxSeries
 	}
 	if res.series.Add(1) > st.maxPerResource {
 		res.series.Add(-1)
 		st.total.Add(-1)
+		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
 	s := &Series{Labels: string(labels), hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
@@ -106,6 +109,7 @@ func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 		f.index[hash] = s.index
 	}
 	f.series = append(f.series, s)
+	f.hold(res, 1)
 	return s, Created
 }
 
@@ -181,6 +185,7 @@ func (f *Family) remove(i int32) {
 	f.series[last] = nil
 	f.series = f.series[:last]
 	s.removed = true
+	f.hold(s.Resource, -1)
 	s.Resource.series.Add(-1)
 	f.store.total.Add(-1)
 }

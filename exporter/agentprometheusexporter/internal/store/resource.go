@@ -12,6 +12,7 @@ type Resource struct {
 	targetInfo atomic.Pointer[string]
 	series     atomic.Int64
 	updated    atomic.Int64 // store clock at the last batch from this resource
+	card       resourceCounts
 }
 
 // TargetInfo returns the rendered target_info labels ("" for none).
