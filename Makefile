@@ -56,7 +56,7 @@ run: $(DISTRO)
 ## test: everything CI checks: lint, generated code as committed, go.mod at the distro's collector
 ## versions, unit tests with the race detector, conformance with contrib's exporter, smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
-test: lint check-generated versions unit conformance smoke k8s-check e2e fleet reliability image-test
+test: lint check-generated versions unit conformance smoke cardinality k8s-check e2e fleet reliability image-test
 
 ## versions: every collector module go.mod and bench/go.mod require is at the version the built
 ## distro resolved (_build/go.mod), so that the unit tests run the code that ships

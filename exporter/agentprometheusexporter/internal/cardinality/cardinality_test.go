@@ -133,17 +133,18 @@ func TestFormats(t *testing.T) {
 // all over the family, not only its first agents.
 func TestScanSpreadsOverTheFamily(t *testing.T) {
 	st := store.New(1<<20, 1<<20, store.Claims{})
-	f, _ := st.Family("g", store.KindGauge, "", "")
 	const agents, per = 40, store.ChunkSize
-	f.Lock()
+	var f *store.Family
 	for a := range agents {
 		res := st.Resource([]byte(fmt.Sprint("job\xffagent-", a)), 1)
+		var w store.Writer
+		require.True(t, st.Write(&w, "g", store.KindGauge, "", "", res, 1))
 		for i := range per {
-			l := []byte(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i))
-			f.Upsert(l, store.HashLabels(l), res, 1)
+			w.Put([]byte(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i)))
 		}
+		f = w.Family()
+		w.Close()
 	}
-	f.Unlock()
 
 	// A clock that moves 1 ms per look (the scan looks once as it begins,
 	// then before each chunk): the deadline comes after a quarter of the chunks.

@@ -15,9 +15,9 @@ func TestCardinalityCounts(t *testing.T) {
 	c, _ := st.Family("c_total", KindCounter, "", "")
 	flood, calm := st.Resource([]byte("flood\xffa"), 1), st.Resource([]byte("calm\xffb"), 1)
 	upsert := func(f *Family, r *Resource, labels string, now int64) Outcome {
-		f.Lock()
-		defer f.Unlock()
-		_, out := f.Upsert([]byte(labels), HashLabels([]byte(labels)), r, now)
+		f.lock()
+		defer f.mu.Unlock()
+		_, out := f.upsert([]byte(labels), HashLabels([]byte(labels)), r, now)
 		return out
 	}
 	for _, l := range []string{`id="1"`, `id="2"`, `id="3"`, `id="4"`} {
@@ -40,9 +40,9 @@ func TestCardinalityCounts(t *testing.T) {
 
 	// A deletion and an expiry give the slots back; a resource holding
 	// nothing more in a family no longer counts as one of its senders.
-	g.Lock()
-	require.True(t, g.Delete([]byte(`k="a"`), HashLabels([]byte(`k="a"`))))
-	g.Unlock()
+	g.lock()
+	require.True(t, g.delete([]byte(`k="a"`), HashLabels([]byte(`k="a"`))))
+	g.mu.Unlock()
 	assert.Equal(t, FamilyStat{Family: g, Series: 3, Resources: 1}, g.Stat())
 	assert.Equal(t, 1, st.Sweep(2)) // c's k="a" was last updated at 1
 	assert.Equal(t, int64(0), calm.Stat().Series)
@@ -54,17 +54,17 @@ func TestScanChunk(t *testing.T) {
 	st := New(10_000, 10_000, Claims{})
 	f, _ := st.Family("g", KindGauge, "", "")
 	a, b := st.Resource([]byte("a\xff1"), 1), st.Resource([]byte("b\xff2"), 1)
-	f.Lock()
+	f.lock()
 	n := ChunkSize + 10
 	for i := range n {
 		r, l := a, []byte{'x', byte('0' + i%10), byte(i >> 8), byte(i)}
 		if i%2 == 1 {
 			r = b
 		}
-		_, out := f.Upsert(l, HashLabels(l), r, 1)
+		_, out := f.upsert(l, HashLabels(l), r, 1)
 		require.Equal(t, Created, out)
 	}
-	f.Unlock()
+	f.mu.Unlock()
 
 	labels, res, total := f.ScanChunk(0, nil, nil, nil)
 	assert.Equal(t, n, total)
