@@ -9,17 +9,26 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
-// encoder writes the exposition in format, compressed when gz is set. Text
-// 0.0.4 with legacy names takes the direct writer; every other format goes
-// through expfmt.
+// encoder writes the exposition in format, compressed when gz is set. The
+// text formats (every escaping scheme) and OpenMetrics 1.0 take the direct
+// writers; every other format goes through expfmt.
 func (e *agentPrometheusExporter) encoder(format expfmt.Format, gz bool) scrape.Encode {
 	write := func(w io.Writer, began int64) error {
 		opts := e.expo
 		opts.Release = e.scrapers.release(began)
-		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-			return exposition.WriteText(w, e.store, opts)
+		switch format.FormatType() {
+		case expfmt.TypeTextPlain:
+			return exposition.WriteText(w, e.store, opts, format.ToEscapingScheme())
+		case expfmt.TypeOpenMetrics:
+			if format.Version() != expfmt.OpenMetricsVersion_2_0_0 {
+				return exposition.WriteOpenMetrics(w, e.store, opts, format.ToEscapingScheme())
+			}
 		}
-		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
+		var encOpts []expfmt.EncoderOption
+		if opts.CreatedSamples {
+			encOpts = append(encOpts, expfmt.WithCreatedLines())
+		}
+		return exposition.WriteEncoded(w, format, e.store, opts, encOpts...)
 	}
 	return compressed(write, gz)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -113,7 +114,7 @@ func BenchmarkScrapeText(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := exposition.WriteText(io.Discard, exp.store, exp.expo); err != nil {
+		if err := exposition.WriteText(io.Discard, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
 			b.Fatal(err)
 		}
 	}

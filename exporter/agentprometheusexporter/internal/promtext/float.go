@@ -22,6 +22,16 @@ func AppendFloat(b []byte, f float64) []byte {
 	return appendShortest(b, f)
 }
 
+// AppendCount appends a count (of a histogram bucket, of observations) as
+// the text format 0.0.4 writes it, as a float: AppendFloat(b, float64(c)),
+// which below 1e6 is the integer itself.
+func AppendCount(b []byte, c uint64) []byte {
+	if c < 1e6 {
+		return strconv.AppendUint(b, c, 10)
+	}
+	return AppendFloat(b, float64(c))
+}
+
 // AppendOpenMetricsFloat appends f as OpenMetrics 1.0 writes it (expfmt's
 // writeOpenMetricsFloat): as AppendFloat, with ".0" after a whole number
 // that would otherwise read as an integer.

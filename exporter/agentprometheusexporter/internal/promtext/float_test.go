@@ -71,6 +71,12 @@ func TestAppendFloatIsExpfmtText(t *testing.T) {
 	}
 }
 
+func TestAppendCountIsTheCountAsFloat(t *testing.T) {
+	for _, c := range []uint64{0, 1, 999999, 1e6, 1234567, 1 << 53, 1<<53 + 1, math.MaxUint64} {
+		assert.Equal(t, expfmtText(float64(c)), string(AppendCount(nil, c)), c)
+	}
+}
+
 func TestAppendOpenMetricsFloatIsExpfmtOpenMetrics(t *testing.T) {
 	for _, f := range floatCases() {
 		want := expfmtOpenMetrics(f)
