@@ -30,12 +30,12 @@ func TestUpdatingExistingSeriesDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, allocs, "allocations per batch of %d points", md.DataPointCount())
 }
 
-// TestWarmWritersHardlyAllocate pins the scrape hot path: once their pools
+// TestWarmWriterDoesNotAllocatePerSeries pins the scrape hot path: once their pools
 // are warm, the direct writers write the gateway workload in every format
 // and scheme, with legacy and with UTF-8 names, with a few allocations per
 // scrape (the lists of families and of target_info series), none per
 // series.
-func TestWarmWritersHardlyAllocate(t *testing.T) {
+func TestWarmWriterDoesNotAllocatePerSeries(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
