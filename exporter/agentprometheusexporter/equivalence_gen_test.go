@@ -83,6 +83,10 @@ func newRandomOTLP(seed uint64) *randomOTLP {
 					p.attrs[k] = pick(g.r, randomValues)
 				}
 			}
+			if g.r.IntN(4) == 0 {
+				// Names that underscore escaping makes one label.
+				p.attrs["a.b"], p.attrs["a_b"] = pick(g.r, randomValues), pick(g.r, randomValues)
+			}
 			for _, b := range randomBounds {
 				if g.r.IntN(3) == 0 {
 					p.bounds = append(p.bounds, b)

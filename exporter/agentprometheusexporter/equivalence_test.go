@@ -115,11 +115,8 @@ func compareText(st *store.Store, opts exposition.Options, scheme model.Escaping
 	}
 	got, gotErr := decodeText(ours.Bytes())
 	want, wantErr := decodeText(ref.Bytes())
-	if gotErr != nil || wantErr != nil {
-		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-			return fmt.Errorf("parsing ours: %v, parsing expfmt's: %v\n%s", gotErr, wantErr, firstDifference(ours.Bytes(), ref.Bytes()))
-		}
-		return nil
+	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+		return fmt.Errorf("parsing ours: %v, parsing expfmt's: %v\n%s", gotErr, wantErr, firstDifference(ours.Bytes(), ref.Bytes()))
 	}
 	for _, name := range sortedKeys(got, want) {
 		if !proto.Equal(got[name], want[name]) {
@@ -127,7 +124,8 @@ func compareText(st *store.Store, opts exposition.Options, scheme model.Escaping
 		}
 	}
 	// The writer writes expfmt's bytes too; checked after the families, so
-	// that a difference that matters is reported as one.
+	// that a difference that matters is reported as one, and also where
+	// neither output parses.
 	if !bytes.Equal(ours.Bytes(), ref.Bytes()) {
 		return fmt.Errorf("bytes differ\n%s", firstDifference(ours.Bytes(), ref.Bytes()))
 	}

@@ -26,11 +26,12 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 	labels := parseLabels
 	if format.ToEscapingScheme() == model.UnderscoreEscaping {
 		// expfmt would escape label names by the rules of metric names; see
-		// appendUnderscored for the rule every format applies.
+		// appendUnderscored for the rule every format applies. This takes
+		// the set apart into pairs, as the writers do only when they must.
 		var sets labelSets
 		var memo nameMemo
 		labels = func(s string) []*dto.LabelPair {
-			return parseLabels(string(sets.appendSet(nil, s, model.UnderscoreEscaping, &memo)))
+			return parseLabels(string(sets.appendPairs(nil, s, model.UnderscoreEscaping, &memo)))
 		}
 	}
 	if infos := st.TargetInfos(); len(infos) > 0 {

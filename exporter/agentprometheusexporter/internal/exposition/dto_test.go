@@ -57,6 +57,7 @@ func TestUnderscoreEscapingJoinsNamesThatEscapeAlike(t *testing.T) {
 	}
 	// Values join in the order of the original names, as parseLabels sorts them.
 	assert.Equal(t, map[string]string{"a_b": "x;z;y", "_x": "w", "exported___name__": "n", "caf__": "q"}, got)
+	assert.Equal(t, `a_b="x;y",c="z"`, string(sets.appendSet(nil, `a.b="x",a_b="y",c="z"`, model.UnderscoreEscaping, &memo)))
 	valid := parseLabels(`a="1",b="2"`)
 	assert.Equal(t, valid, underscored(`a="1",b="2"`), "legacy names are left alone")
 }

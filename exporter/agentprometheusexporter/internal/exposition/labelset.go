@@ -45,15 +45,22 @@ func (r *pairReader) next() (name, value string, ok bool) {
 // A set whose names are all legacy label names is written as stored, in
 // every scheme: that is every set of a store without UTF-8 names, and the
 // store finds it out once per series (store.Series.PlainNames). Any other
-// set is taken apart and written again (quoted or escaped names), into a
-// buffer of its own.
+// set is written again, its names quoted or escaped, into a buffer of its
+// own.
 type labelSets struct {
 	// set is the current series' label set as its lines write it, without
 	// braces; it points into buf when it was rendered.
 	set   string
 	buf   []byte
 	pairs []labelPair // scratch of the sets that are rendered
+	// recent is, per position in a set, the last name escaped there: the
+	// series of a family have their names at the same positions, so the
+	// memo is asked about a name once per run of series, not per series.
+	// It holds one scheme's names: reset it when the scheme changes.
+	recent []recentName
 }
+
+type recentName struct{ name, out string }
 
 type labelPair struct {
 	name, value string // as rendered in the store
@@ -81,39 +88,56 @@ func (l *labelSets) appendExemplar(b []byte, labels string) []byte {
 	return l.appendSet(b, labels, model.NoEscaping, nil)
 }
 
-// appendSet appends a label set rendered for scheme. The store orders a set
-// by its rendered names and expfmt by the names themselves, which differ
-// where an escape sorts apart from the character it stands for: the pairs
-// are put in expfmt's order first.
+// appendSet appends a label set rendered for scheme. A set is written in
+// one pass, in the store's order, when that is the order it is written in;
+// one whose names hold an escape (whose order may differ, see appendPairs),
+// or whose names underscore escaping reorders or merges, is taken apart
+// into pairs first.
 func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
+	var ok bool
+	switch scheme {
+	case model.NoEscaping:
+		b, ok = appendQuoted(b, labels)
+	case model.UnderscoreEscaping:
+		b, ok = l.appendUnderscoredInOrder(b, labels, memo)
+	}
+	if ok {
+		return b
+	}
+	return l.appendPairs(b, labels, scheme, memo)
+}
+
+// appendPairs is appendSet by way of pairs.
+func (l *labelSets) appendPairs(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
 	ps := l.pairs[:0]
+	escapes := false
 	for r := readPairs(labels); ; {
 		n, v, ok := r.next()
 		if !ok {
 			break
 		}
+		escapes = escapes || strings.IndexByte(n, '\\') >= 0
 		ps = append(ps, labelPair{name: n, value: v})
 	}
 	l.pairs = ps
-	slices.SortStableFunc(ps, func(a, b labelPair) int { return promtext.CompareUnescaped(a.name, b.name) })
+	if escapes {
+		// The store orders a set by its rendered names and expfmt by the
+		// names themselves, which differ where an escape sorts apart from
+		// the character it stands for.
+		slices.SortStableFunc(ps, func(a, b labelPair) int { return promtext.CompareUnescaped(a.name, b.name) })
+	}
 	switch scheme {
 	case model.NoEscaping:
-		// A name that is not a legacy one is quoted; the stored name is
-		// escaped as a quoted string already.
 		for i, p := range ps {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if model.IsValidLegacyMetricName(p.name) {
-				b = append(b, p.name...)
-			} else {
-				b = append(append(append(b, '"'), p.name...), '"')
-			}
+			b = appendQuotedName(b, p.name)
 			b = appendLabelValue(b, p.value)
 		}
 		return b
 	case model.UnderscoreEscaping:
-		return appendUnderscored(b, ps, memo)
+		return l.appendUnderscored(b, ps, memo)
 	default:
 		// Dots and values: model.EscapeMetricFamily escapes each name that
 		// is not a legacy metric name by the scheme's rule for metric names.
@@ -121,15 +145,77 @@ func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingSche
 			if i > 0 {
 				b = append(b, ',')
 			}
-			raw := promtext.Unescaped(p.name)
-			if !model.IsValidLegacyMetricName(raw) {
-				raw = memo.escape(raw, scheme)
+			if model.IsValidLegacyMetricName(p.name) {
+				b = append(b, p.name...)
+			} else {
+				b = append(b, l.escaped(i, p.name, func(raw string) string { return memo.escape(raw, scheme) })...)
 			}
-			b = append(b, raw...)
 			b = appendLabelValue(b, p.value)
 		}
 		return b
 	}
+}
+
+// appendQuoted appends a label set for escaping=allow-utf-8 in one pass;
+// ok is false, and nothing appended, when a name holds an escape.
+func appendQuoted(b []byte, labels string) (out []byte, ok bool) {
+	start := len(b)
+	for r := readPairs(labels); ; {
+		n, v, more := r.next()
+		if !more {
+			return b, true
+		}
+		if len(b) > start {
+			b = append(b, ',')
+		}
+		if model.IsValidLegacyMetricName(n) {
+			b = append(b, n...)
+		} else if strings.IndexByte(n, '\\') < 0 {
+			b = append(append(append(b, '"'), n...), '"')
+		} else {
+			return b[:start], false
+		}
+		b = appendLabelValue(b, v)
+	}
+}
+
+// appendUnderscoredInOrder appends a label set with underscore escaping in
+// one pass; ok is false, and nothing appended, when the escaped names are
+// out of order or coincide. Escaped names in strictly rising order are the
+// order appendUnderscored sorts them in, whatever the order of the names
+// they come from.
+func (l *labelSets) appendUnderscoredInOrder(b []byte, labels string, memo *nameMemo) (out []byte, ok bool) {
+	start := len(b)
+	prev := ""
+	for i, r := 0, readPairs(labels); ; i++ {
+		n, v, more := r.next()
+		if !more {
+			return b, true
+		}
+		name := n
+		if !promtext.IsLegacyLabelName(n) {
+			name = l.escaped(i, n, memo.escapeLabel)
+		}
+		if i > 0 {
+			if name <= prev {
+				return b[:start], false
+			}
+			b = append(b, ',')
+		}
+		prev = name
+		b = append(b, name...)
+		b = appendLabelValue(b, v)
+	}
+}
+
+// appendQuotedName appends a stored label name as expfmt writes it with
+// UTF-8 names allowed: quoted when it is not a legacy name. The stored name
+// is escaped as a quoted string already.
+func appendQuotedName(b []byte, name string) []byte {
+	if model.IsValidLegacyMetricName(name) {
+		return append(b, name...)
+	}
+	return append(append(append(b, '"'), name...), '"')
 }
 
 // appendUnderscored appends the pairs with underscore escaping. expfmt
@@ -139,16 +225,19 @@ func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingSche
 // of label names instead, and names that become equal are one label with
 // their values joined by promtext.Separator in name order, as the converter
 // joins attribute names that sanitise alike. dto.go applies the same.
-func appendUnderscored(b []byte, ps []labelPair, memo *nameMemo) []byte {
+func (l *labelSets) appendUnderscored(b []byte, ps []labelPair, memo *nameMemo) []byte {
+	sorted := true
 	for i := range ps {
-		raw := promtext.Unescaped(ps[i].name)
-		if promtext.IsLegacyLabelName(raw) {
-			ps[i].out = raw
+		if promtext.IsLegacyLabelName(ps[i].name) { // then written as stored
+			ps[i].out = ps[i].name
 		} else {
-			ps[i].out = memo.escapeLabel(raw)
+			ps[i].out = l.escaped(i, ps[i].name, memo.escapeLabel)
 		}
+		sorted = sorted && (i == 0 || ps[i-1].out <= ps[i].out)
 	}
-	slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
+	if !sorted {
+		slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
+	}
 	for i, p := range ps {
 		if i > 0 && p.out == ps[i-1].out {
 			b = append(b, promtext.Separator)
@@ -166,6 +255,19 @@ func appendUnderscored(b []byte, ps []labelPair, memo *nameMemo) []byte {
 		b = append(b, '"')
 	}
 	return b
+}
+
+// escaped is escape applied to the stored name at position i, unescaped.
+func (l *labelSets) escaped(i int, name string, escape func(raw string) string) string {
+	if i < len(l.recent) && l.recent[i].name == name {
+		return l.recent[i].out
+	}
+	out := escape(promtext.Unescaped(name))
+	for len(l.recent) <= i {
+		l.recent = append(l.recent, recentName{})
+	}
+	l.recent[i] = recentName{name, out}
+	return out
 }
 
 // underscoreLabelName escapes a label name that is not a legacy one: each

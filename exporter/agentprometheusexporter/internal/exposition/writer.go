@@ -84,6 +84,7 @@ func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingSche
 	t := writerPool.Get().(*writer)
 	t.w, t.opts, t.scheme, t.format, t.err, t.buf = w, opts, scheme, f, nil, t.buf[:0]
 	_, t.isOM = f.(openMetrics)
+	t.sets.recent = t.sets.recent[:0] // names escaped by another scrape's scheme
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		t.family(opts.TargetInfoName, targetInfoHelp, store.KindGauge)
 		for _, ti := range infos {

@@ -103,15 +103,23 @@ func firstUnescaped(s string) (byte, string) {
 }
 
 // ClosingQuote is the index of the first double quote at or after from that
-// no backslash escapes, -1 for none.
+// no backslash escapes, -1 for none. A quote is escaped when the backslashes
+// right before it, from from on, are odd in number.
 func ClosingQuote(s string, from int) int {
-	for i := from; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+	for i := from; i <= len(s); {
+		j := strings.IndexByte(s[i:], '"') // vectorised: values are most of a label set
+		if j < 0 {
+			return -1
 		}
+		j += i
+		k := j
+		for k > from && s[k-1] == '\\' {
+			k--
+		}
+		if (j-k)%2 == 0 {
+			return j
+		}
+		i = j + 1
 	}
 	return -1
 }

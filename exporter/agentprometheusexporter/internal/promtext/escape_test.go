@@ -1,6 +1,7 @@
 package promtext
 
 import (
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -30,6 +31,32 @@ func TestCompareUnescaped(t *testing.T) {
 }
 
 func TestClosingQuote(t *testing.T) {
+	// As a scan that skips the character after each backslash.
+	scan := func(s string, from int) int {
+		for i := from; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				i++
+			case '"':
+				return i
+			}
+		}
+		return -1
+	}
+	words := []string{``, `"`, `\"`, `\\"`, `\\\"x"`, `ab\"c\\"`, `a\`, `\\\\`, `x"y"`, `\x"`, `a="b\"c",d="e"`}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			b[i] = `\"a`[r.IntN(3)]
+		}
+		words = append(words, string(b))
+	}
+	for _, s := range words {
+		for from := 0; from <= len(s); from++ {
+			assert.Equal(t, scan(s, from), ClosingQuote(s, from), "%q from %d", s, from)
+		}
+	}
 	assert.Equal(t, 4, ClosingQuote(`ab\""x"`, 0))
 	assert.Equal(t, 3, ClosingQuote(`a\""`, 1))
 	assert.Equal(t, -1, ClosingQuote(`a\"`, 0))
