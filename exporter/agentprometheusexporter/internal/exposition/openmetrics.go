@@ -84,10 +84,10 @@ func (openMetrics) series(t *writer, s *store.Snapshot) {
 		t.omHistogram(s)
 	case store.KindSummary:
 		t.setPrefix(&n.sample)
-		for _, q := range s.Quantiles {
+		for i, q := range s.Quantiles {
 			t.buf = append(t.buf, t.prefix...)
 			t.buf = append(t.buf, `quantile="`...)
-			t.buf = promtext.AppendOpenMetricsFloat(t.buf, q.Quantile)
+			t.buf = promtext.OpenMetricsFromText(t.buf, t.quantile(i, q.Quantile))
 			t.buf = append(t.buf, `"}`...)
 			t.omFloat(q.Value)
 			t.buf = append(t.buf, '\n')
@@ -172,7 +172,7 @@ func (t *writer) omUint(v uint64) {
 // omExemplar appends ` # {labels} value timestamp`, nothing for an exemplar
 // without labels.
 func (t *writer) omExemplar(e *store.Exemplar) {
-	if r := readPairs(e.Labels); !hasPair(&r) {
+	if !hasPairs(e.Labels) {
 		return
 	}
 	t.buf = append(t.buf, " # {"...)
@@ -185,7 +185,8 @@ func (t *writer) omExemplar(e *store.Exemplar) {
 	}
 }
 
-func hasPair(r *pairReader) bool {
+func hasPairs(labels string) bool {
+	r := readPairs(labels)
 	_, _, ok := r.next()
 	return ok
 }

@@ -60,10 +60,10 @@ func (textFormat) series(t *writer, s *store.Snapshot) {
 		t.textCount(s.Count)
 	case store.KindSummary:
 		t.setPrefix(&n.sample)
-		for _, q := range s.Quantiles {
+		for i, q := range s.Quantiles {
 			t.buf = append(t.buf, t.prefix...)
 			t.buf = append(t.buf, `quantile="`...)
-			t.buf = promtext.AppendFloat(t.buf, q.Quantile)
+			t.buf = append(t.buf, t.quantile(i, q.Quantile)...)
 			t.buf = append(t.buf, `"}`...)
 			t.textValue(q.Value)
 		}

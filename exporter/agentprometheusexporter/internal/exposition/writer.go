@@ -2,6 +2,7 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 
 import (
 	"io"
+	"math"
 	"sync"
 
 	"github.com/prometheus/common/model"
@@ -75,6 +76,10 @@ type writer struct {
 	prefix  []byte
 	scratch store.SnapshotScratch
 	info    store.Snapshot // a target_info series
+	// quantiles are, per position in a summary, the last quantile rendered
+	// there as text: the series of a family have the same quantiles, and a
+	// shortest float rendering costs more than the rest of a line.
+	quantiles []renderedFloat
 
 	om openMetricsState
 }
@@ -196,4 +201,22 @@ func (t *writer) headerLine(keyword string, n *name) {
 	t.buf = append(t.buf, keyword...)
 	t.buf = append(t.buf, ' ')
 	t.buf = append(t.buf, n.text...)
+}
+
+type renderedFloat struct {
+	bits uint64
+	text []byte
+}
+
+// quantile is promtext.AppendFloat(q) for the quantile at position i of a
+// summary, rendered once per position and run of series.
+func (t *writer) quantile(i int, q float64) []byte {
+	for len(t.quantiles) <= i {
+		t.quantiles = append(t.quantiles, renderedFloat{})
+	}
+	r := &t.quantiles[i]
+	if bits := math.Float64bits(q); r.bits != bits || len(r.text) == 0 {
+		r.bits, r.text = bits, promtext.AppendFloat(r.text[:0], q)
+	}
+	return r.text
 }

@@ -46,7 +46,7 @@ func AppendOpenMetricsFloat(b []byte, f float64) []byte {
 // OpenMetricsFromText appends the OpenMetrics rendering of a float that
 // AppendFloat rendered as text: text plus ".0" when it is all digits.
 // Bucket bounds are rendered once, as text, and reused by both formats.
-func OpenMetricsFromText(b []byte, text string) []byte {
+func OpenMetricsFromText[T string | []byte](b []byte, text T) []byte {
 	b = append(b, text...)
 	for i := 0; i < len(text); i++ {
 		if c := text[i]; (c < '0' || c > '9') && (c != '-' || i > 0) {
