@@ -261,6 +261,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./processor/grpcstatsprocessor
 	$(GO) test -run '^$$' -fuzz '^FuzzIngestScrape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
 	$(GO) test -run '^$$' -fuzz '^FuzzProtobufEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzTextEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
 
 ## generate: regenerate the mdatagen output of both components
 generate:

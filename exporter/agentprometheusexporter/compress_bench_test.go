@@ -9,7 +9,7 @@ import (
 
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
-	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 )
@@ -24,10 +24,10 @@ func BenchmarkCompress(b *testing.B) {
 		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
 	}
 	var text, proto bytes.Buffer
-	if err := exposition.WriteText(&text, exp.store, exp.expo); err != nil {
+	if err := exposition.WriteText(&text, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
-	if err := exposition.WriteEncoded(&proto, expfmt.NewFormat(expfmt.TypeProtoDelim), exp.store, exp.expo); err != nil {
+	if err := exposition.WriteProtobuf(&proto, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
 	candidates := []struct {

@@ -7,12 +7,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
@@ -185,7 +185,7 @@ func (cfg *Config) Validate() error {
 	errs = append(errs, cfg.Cardinality.validate()...)
 	for name := range cfg.ConstLabels {
 		switch {
-		case !model.LabelName(name).IsValidLegacy():
+		case !promtext.IsLegacyLabelName(name):
 			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid Prometheus label name", name))
 		case name == "le" || name == "quantile" || strings.HasPrefix(name, "__"):
 			errs = append(errs, fmt.Errorf("const_labels: %q is reserved by Prometheus (le, quantile and names starting with __)", name))

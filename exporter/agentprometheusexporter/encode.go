@@ -10,20 +10,28 @@ import (
 )
 
 // encoder writes the exposition in format, compressed as negotiated. Text
-// 0.0.4 with legacy names takes the direct writer; every other format goes
-// through expfmt.
+// (every escaping scheme), OpenMetrics 1.0 and delimited protobuf take the
+// direct writers; every other format goes through expfmt.
 func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncoding) scrape.Encode {
 	write := func(w io.Writer, began int64) error {
 		opts := e.expo
 		opts.Release = e.scrapers.release(began)
-		if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-			return exposition.WriteText(w, e.store, opts)
-		}
-		if format.FormatType() == expfmt.TypeProtoDelim {
-			// Written directly too, names escaped as negotiate settled.
+		switch format.FormatType() {
+		case expfmt.TypeTextPlain:
+			return exposition.WriteText(w, e.store, opts, format.ToEscapingScheme())
+		case expfmt.TypeOpenMetrics:
+			if format.Version() != expfmt.OpenMetricsVersion_2_0_0 {
+				return exposition.WriteOpenMetrics(w, e.store, opts, format.ToEscapingScheme())
+			}
+		case expfmt.TypeProtoDelim:
+			// Names escaped as negotiate settled.
 			return exposition.WriteProtobuf(w, e.store, opts, format.ToEscapingScheme())
 		}
-		return exposition.WriteEncoded(w, format, e.store, opts, expfmt.WithCreatedLines())
+		var encOpts []expfmt.EncoderOption
+		if opts.CreatedSamples {
+			encOpts = append(encOpts, expfmt.WithCreatedLines())
+		}
+		return exposition.WriteEncoded(w, format, e.store, opts, encOpts...)
 	}
 	return compressed(write, enc)
 }

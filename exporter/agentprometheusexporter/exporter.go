@@ -127,7 +127,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		store:     st,
 		descs:     descs,
 		conv:      conv,
-		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName},
+		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
 		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
 		scrapers:  newScrapers(),
 	}

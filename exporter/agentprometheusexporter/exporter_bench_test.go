@@ -1,6 +1,7 @@
 package agentprometheusexporter
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -75,11 +78,15 @@ func agentBatch(agent, seriesPerFamily int) pmetric.Metrics {
 	return md
 }
 
-func benchExporter(b *testing.B) *agentPrometheusExporter {
+func benchConfig() *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
 	cfg.WithoutScopeInfo = true
-	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
+	return cfg
+}
+
+func benchExporter(b *testing.B) *agentPrometheusExporter {
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), benchConfig(), wallClock)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -113,7 +120,7 @@ func BenchmarkScrapeText(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := exposition.WriteText(io.Discard, exp.store, exp.expo); err != nil {
+		if err := exposition.WriteText(io.Discard, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -267,5 +274,158 @@ func scrapeDiscard(b *testing.B, url string) {
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK {
 		b.Error("scrape failed:", resp.Status, err)
+	}
+}
+
+// writeBenchCase is a store of the gateway workload (100 agents × 1000
+// series, 100k OTLP series) and the text samples it writes.
+type writeBenchCase struct {
+	exp     *agentPrometheusExporter
+	samples int
+}
+
+// newWriteBenchCase loads the workload with names translated by strategy.
+// Its points carry neither timestamps nor start times; stamped adds both, as
+// agents send them, so that timestamps and _created samples are written.
+func newWriteBenchCase(b *testing.B, strategy TranslationStrategy, stamped bool) writeBenchCase {
+	cfg := benchConfig()
+	cfg.TranslationStrategy = strategy
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	for a := range 100 {
+		md := agentBatch(a, 100)
+		if stamped {
+			stamp(md, now.Add(-time.Hour), now)
+		}
+		_ = exp.consumeMetrics(context.Background(), md)
+	}
+	var text bytes.Buffer
+	if err := exposition.WriteText(&text, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+		b.Fatal(err)
+	}
+	samples := 0
+	for line := range bytes.Lines(text.Bytes()) {
+		if line[0] != '#' {
+			samples++
+		}
+	}
+	return writeBenchCase{exp: exp, samples: samples}
+}
+
+// stamp sets the start time and timestamp of every point of md.
+func stamp(md pmetric.Metrics, start, ts time.Time) {
+	s, t := pcommon.NewTimestampFromTime(start), pcommon.NewTimestampFromTime(ts)
+	rms := md.ResourceMetrics()
+	for i := range rms.Len() {
+		sms := rms.At(i).ScopeMetrics()
+		for j := range sms.Len() {
+			ms := sms.At(j).Metrics()
+			for k := range ms.Len() {
+				switch m := ms.At(k); m.Type() {
+				case pmetric.MetricTypeGauge:
+					for _, dp := range m.Gauge().DataPoints().All() {
+						dp.SetTimestamp(t)
+					}
+				case pmetric.MetricTypeSum:
+					for _, dp := range m.Sum().DataPoints().All() {
+						dp.SetStartTimestamp(s)
+						dp.SetTimestamp(t)
+					}
+				case pmetric.MetricTypeHistogram:
+					for _, dp := range m.Histogram().DataPoints().All() {
+						dp.SetStartTimestamp(s)
+						dp.SetTimestamp(t)
+					}
+				}
+			}
+		}
+	}
+}
+
+// run measures write as a sub-benchmark: ns/sample and allocs/sample are
+// per line of the text exposition, allocations counted process-wide.
+func (c writeBenchCase) run(b *testing.B, name string, write func(io.Writer) error) {
+	b.Run(name, func(b *testing.B) {
+		if err := write(io.Discard); err != nil { // warm the pools
+			b.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		b.ResetTimer()
+		for range b.N {
+			if err := write(io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(c.samples), "ns/sample")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N)/float64(c.samples), "allocs/sample")
+	})
+}
+
+// compare runs the direct writer and WriteEncoded for format side by side.
+func (c writeBenchCase) compare(b *testing.B, format expfmt.Format, opts exposition.Options, direct func(io.Writer) error) {
+	var encOpts []expfmt.EncoderOption
+	if opts.CreatedSamples {
+		encOpts = append(encOpts, expfmt.WithCreatedLines())
+	}
+	c.run(b, "writer=direct", direct)
+	c.run(b, "writer=expfmt", func(w io.Writer) error {
+		return exposition.WriteEncoded(w, format, c.exp.store, opts, encOpts...)
+	})
+}
+
+// BenchmarkWriteText writes the text format of the gateway workload with
+// legacy names, directly and through WriteEncoded.
+func BenchmarkWriteText(b *testing.B) {
+	for _, stamped := range []bool{false, true} {
+		b.Run(fmt.Sprint("stamped=", stamped), func(b *testing.B) {
+			c := newWriteBenchCase(b, UnderscoreEscapingWithSuffixes, stamped)
+			opts := c.exp.expo
+			c.compare(b, expfmt.FmtText, opts, func(w io.Writer) error {
+				return exposition.WriteText(w, c.exp.store, opts, model.UnderscoreEscaping)
+			})
+		})
+	}
+}
+
+// BenchmarkWriteTextUTF8 writes the text format of the gateway workload
+// stored with UTF-8 names (NoUTF8EscapingWithSuffixes: every series has the
+// labels host.name and cloud.region) to a scraper that allows UTF-8 names
+// (text 1.0.0: the names quoted) and to one that does not (underscores).
+func BenchmarkWriteTextUTF8(b *testing.B) {
+	c := newWriteBenchCase(b, NoUTF8EscapingWithSuffixes, false)
+	opts := c.exp.expo
+	for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping} {
+		b.Run("escaping="+scheme.String(), func(b *testing.B) {
+			c.compare(b, expfmt.FmtText.WithEscapingScheme(scheme), opts, func(w io.Writer) error {
+				return exposition.WriteText(w, c.exp.store, opts, scheme)
+			})
+		})
+	}
+}
+
+// BenchmarkWriteOpenMetrics writes OpenMetrics 1.0 of the gateway workload,
+// directly and through WriteEncoded; stamped with timestamps, with and
+// without _created samples.
+func BenchmarkWriteOpenMetrics(b *testing.B) {
+	for _, stamped := range []bool{false, true} {
+		c := newWriteBenchCase(b, UnderscoreEscapingWithSuffixes, stamped)
+		for _, created := range []bool{false, true} {
+			if created && !stamped {
+				continue // no start times: no _created samples to write
+			}
+			b.Run(fmt.Sprintf("stamped=%v/created=%v", stamped, created), func(b *testing.B) {
+				opts := c.exp.expo
+				opts.CreatedSamples = created
+				c.compare(b, expfmt.FmtOpenMetrics_1_0_0, opts, func(w io.Writer) error {
+					return exposition.WriteOpenMetrics(w, c.exp.store, opts, model.UnderscoreEscaping)
+				})
+			})
+		}
 	}
 }

@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 )
 
@@ -77,20 +75,13 @@ func FuzzIngestScrape(f *testing.F) {
 	})
 }
 
-// fuzzScrape writes the scrape serve.go would, without HTTP: text 0.0.4
-// with legacy names straight from the store, every other format through
-// expfmt, negotiated from accept as serve.go negotiates it.
+// fuzzScrape writes the scrape serve.go would, without HTTP: negotiated
+// from accept as serve.go negotiates it, written by the exporter's encoder.
 func fuzzScrape(t *testing.T, e *agentPrometheusExporter, accept string) ([]byte, string) {
 	t.Helper()
-	format := expfmt.NegotiateIncludingOpenMetrics(http.Header{"Accept": []string{accept}})
+	format := negotiate(http.Header{"Accept": []string{accept}}, true)
 	var buf bytes.Buffer
-	var err error
-	if format.FormatType() == expfmt.TypeTextPlain && !e.cfg.TranslationStrategy.utf8Allowed() {
-		err = exposition.WriteText(&buf, e.store, e.expo)
-	} else {
-		err = exposition.WriteEncoded(&buf, format, e.store, e.expo, expfmt.WithCreatedLines())
-	}
-	if err != nil {
+	if err := e.encoder(format, encodingIdentity)(&buf, 0); err != nil {
 		t.Fatalf("%s scrape failed: %v", accept, err)
 	}
 	return buf.Bytes(), string(format)

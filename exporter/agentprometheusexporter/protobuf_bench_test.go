@@ -54,7 +54,7 @@ func BenchmarkWriteProtobuf(b *testing.B) {
 // textSamples counts the sample lines of the exporter's text exposition.
 func textSamples(tb testing.TB, exp *agentPrometheusExporter) int {
 	var c lineCounter
-	if err := exposition.WriteText(&c, exp.store, exp.expo); err != nil {
+	if err := exposition.WriteText(&c, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
 		tb.Fatal(err)
 	}
 	return c.samples

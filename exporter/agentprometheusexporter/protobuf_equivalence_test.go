@@ -28,9 +28,9 @@ import (
 
 var escapingSchemes = []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping}
 
-// releases show new runs of deltas as their values, as their zeros, and
+// protobufReleases show new runs of deltas as their values, as their zeros, and
 // not at all (store.Series.Shown).
-var releases = []store.Release{{Zero: math.MaxInt64, Value: math.MaxInt64}, {Zero: math.MaxInt64}, {}}
+var protobufReleases = []store.Release{{Zero: math.MaxInt64, Value: math.MaxInt64}, {Zero: math.MaxInt64}, {}}
 
 // TestProtobufWriterWritesWhatExpfmtWrites stores random batches (every
 // metric type, exemplars, start times, deltas, awkward names and values)
@@ -66,7 +66,7 @@ func protobufTestExporter(t testing.TB, strategy TranslationStrategy) *agentProm
 func requireSameProtobuf(t testing.TB, what string, st *store.Store, expo exposition.Options) {
 	t.Helper()
 	for _, scheme := range escapingSchemes {
-		for _, release := range releases {
+		for _, release := range protobufReleases {
 			for _, send := range []bool{false, true} {
 				opts := expo
 				opts.SendTimestamps, opts.Release = send, release

@@ -12,6 +12,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -129,7 +130,7 @@ func (sc *scan) add(labels string) {
 // example is a value as a person reads it: unescaped, cut at
 // maxExampleSize bytes on a character boundary.
 func example(rendered string) string {
-	v := string(exposition.AppendUnescaped(nil, rendered))
+	v := string(promtext.AppendUnescaped(nil, rendered))
 	if len(v) <= maxExampleSize {
 		return v
 	}
@@ -149,7 +150,7 @@ func (sc *scan) result() ([]Label, Scan) {
 			n = min(n, lc.series) // an estimate cannot know better than that
 		}
 		out = append(out, Label{
-			Name: string(exposition.AppendUnescaped(nil, lc.name)), Distinct: n, Estimated: est,
+			Name: string(promtext.AppendUnescaped(nil, lc.name)), Distinct: n, Estimated: est,
 			Series: lc.series, Ratio: ratio(n, sc.series), Examples: lc.examples,
 		})
 	}

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -85,7 +86,7 @@ func New(opts Options, st *store.Store, descs *descriptors.Cache, now func() int
 	// A metric of that name would write a second target_info family.
 	st.Reserve(c.TargetInfoName)
 	for name, value := range opts.ConstLabels {
-		c.constLabels = append(c.constLabels, baseLabel{name: name, value: appendEscaped(nil, value)})
+		c.constLabels = append(c.constLabels, baseLabel{name: name, value: promtext.AppendEscaped(nil, value)})
 	}
 	slices.SortFunc(c.constLabels, func(a, b baseLabel) int { return cmp.Compare(a.name, b.name) })
 	c.workers.New = func() any { return &worker{c: c} }
@@ -245,7 +246,7 @@ func (w *worker) arenaValue(v pcommon.Value) []byte {
 
 func (w *worker) arenaEscaped(raw []byte) []byte {
 	start := len(w.arena)
-	w.arena = appendEscaped(w.arena, raw)
+	w.arena = promtext.AppendEscaped(w.arena, raw)
 	return w.arena[start:len(w.arena):len(w.arena)]
 }
 
@@ -270,7 +271,7 @@ func (w *worker) scope(sm pmetric.ScopeMetrics) {
 			{"otel_scope_schema_url", sm.SchemaUrl()},
 		} {
 			start := len(w.arena)
-			w.arena = appendEscaped(w.arena, l.value)
+			w.arena = promtext.AppendEscaped(w.arena, l.value)
 			w.base = append(w.base, baseLabel{name: l.name, value: w.arena[start:len(w.arena):len(w.arena)]})
 		}
 	}

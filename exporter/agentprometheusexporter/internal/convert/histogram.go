@@ -4,13 +4,13 @@ import (
 	"encoding/hex"
 	"math"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -180,26 +180,12 @@ func (bi *boundsIntern) get(bounds pcommon.Float64Slice) *store.Bounds {
 	}
 	b := &store.Bounds{Values: values, Text: make([]string, len(values))}
 	for i, v := range values {
-		b.Text[i] = formatFloat(v)
+		b.Text[i] = string(promtext.AppendFloat(nil, v))
 	}
 	if len(bi.byHash) < boundsLimit {
 		bi.byHash[hash] = b
 	}
 	return b
-}
-
-// formatFloat renders a float as the text format does.
-func formatFloat(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
-	case math.IsNaN(f):
-		return "NaN"
-	default:
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	}
 }
 
 // exemplars replaces dst with the point's exemplars, labelled with their

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -100,7 +101,7 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 				t.ok = false
 				return
 			}
-			group = append(append(group, ';'), base[-d.Steps[i].Source-1].value...)
+			group = append(append(group, promtext.Separator), base[-d.Steps[i].Source-1].value...)
 		}
 		t.group = group
 		if len(group) == 0 {
@@ -152,7 +153,7 @@ func (w *worker) render(b []byte, d *descriptors.Descriptor) []byte {
 			b = append(b, st.Prefix...)
 			valueStart = len(b)
 		} else {
-			b = append(b, ';')
+			b = append(b, promtext.Separator)
 		}
 		if st.Source >= 0 {
 			b = appendValue(b, w.vals[st.Source])
@@ -282,7 +283,7 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 	groupStart, valueStart := -1, 0
 	for i, p := range w.pairs {
 		if i > 0 && w.pairs[i-1].name == p.name {
-			b = append(b, ';')
+			b = append(b, promtext.Separator)
 		} else {
 			b = w.closeGroup(b, groupStart, valueStart)
 			groupStart = len(b)
@@ -294,7 +295,7 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 			valueStart = len(b)
 		}
 		if p.raw != nil {
-			b = appendEscaped(b, p.raw)
+			b = promtext.AppendEscaped(b, p.raw)
 		} else {
 			b = appendValue(b, p.value)
 		}

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/prometheus/otlptranslator"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 )
 
 // nameCacheLimit bounds each name cache; a full cache starts over, which only
@@ -91,9 +93,9 @@ func (n *names) label(key string) (string, error) {
 		case err != nil:
 			return "", err
 		case name == "__name__":
-			return "exported___name__", nil
+			return promtext.ExportedNameLabel, nil
 		case n.labelNamer.UTF8Allowed:
-			return string(appendEscaped(nil, strings.ReplaceAll(name, ":", "_"))), nil
+			return string(promtext.AppendEscaped(nil, strings.ReplaceAll(name, ":", "_"))), nil
 		}
 		return name, nil
 	})

@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -18,17 +17,25 @@ import (
 )
 
 // WriteEncoded writes every family with expfmt's encoder for format: the
-// path for OpenMetrics, protobuf (which carries native histograms, exemplars
-// and created timestamps) and UTF-8 names. Families are encoded one at a
-// time so that memory stays bounded by the largest family.
+// path for protobuf (which carries native histograms, exemplars and created
+// timestamps), and the reference the direct writers are tested against.
+// Families are encoded one at a time so that memory stays bounded by the
+// largest family.
 func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
 	enc := expfmt.NewEncoder(w, format, encOpts...)
 	labels := parseLabels
 	if format.ToEscapingScheme() == model.UnderscoreEscaping {
-		labels = func(s string) []*dto.LabelPair { return escapeLabelNames(parseLabels(s)) }
+		// expfmt would escape label names by the rules of metric names; see
+		// appendUnderscored for the rule every format applies. This takes
+		// the set apart into pairs, as the writers do only when they must.
+		var sets labelSets
+		var memo nameMemo
+		labels = func(s string) []*dto.LabelPair {
+			return parseLabels(string(sets.appendPairs(nil, s, model.UnderscoreEscaping, &memo)))
+		}
 	}
 	if infos := st.TargetInfos(); len(infos) > 0 {
-		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr("Target metadata"), Type: dto.MetricType_GAUGE.Enum()}
+		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr(targetInfoHelp), Type: dto.MetricType_GAUGE.Enum()}
 		for _, ti := range infos {
 			m := &dto.Metric{Label: labels(ti.Labels), Gauge: &dto.Gauge{Value: ptr(1.0)}}
 			if opts.SendTimestamps && ti.Updated != 0 {
@@ -253,66 +260,4 @@ func unescapeToQuote(s string) (text, rest string, ok bool) {
 		}
 	}
 	return "", "", false
-}
-
-// escapeLabelNames prepares the label names of a scrape that asked for
-// underscore escaping. expfmt would escape each name alone, by the rules of
-// metric names: "a.b" and "a_b" would become two labels named a_b (which
-// does not parse) and "a:b" would stay (not a valid label name). Names are
-// escaped here by the rules of label names instead, and names that become
-// equal are one label with their values joined by ';' in name order, as the
-// converter joins attribute names that sanitise alike.
-func escapeLabelNames(pairs []*dto.LabelPair) []*dto.LabelPair {
-	valid := true
-	for _, p := range pairs {
-		if !isLegacyLabelName(p.GetName()) {
-			valid = false
-			break
-		}
-	}
-	if valid {
-		return pairs
-	}
-	for _, p := range pairs {
-		if name := p.GetName(); !isLegacyLabelName(name) {
-			escaped := make([]byte, 0, len(name))
-			for i, r := range name {
-				if r < utf8.RuneSelf && isLegacyLabelByte(byte(r), i == 0) {
-					escaped = append(escaped, byte(r))
-				} else {
-					escaped = append(escaped, '_')
-				}
-			}
-			if name = string(escaped); name == model.MetricNameLabel {
-				name = "exported_" + name
-			}
-			p.Name = ptr(name)
-		}
-	}
-	slices.SortStableFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
-	out := pairs[:0]
-	for _, p := range pairs {
-		if n := len(out); n > 0 && out[n-1].GetName() == p.GetName() {
-			out[n-1].Value = ptr(out[n-1].GetValue() + ";" + p.GetValue())
-			continue
-		}
-		out = append(out, p)
-	}
-	return out
-}
-
-func isLegacyLabelName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		if !isLegacyLabelByte(name[i], i == 0) {
-			return false
-		}
-	}
-	return true
-}
-
-func isLegacyLabelByte(c byte, first bool) bool {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (!first && c >= '0' && c <= '9')
 }

@@ -3,6 +3,8 @@ package exposition
 import (
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -43,14 +45,19 @@ func TestParseLabelsReadsEscapedNamesAndStopsAtMalformedInput(t *testing.T) {
 	assert.Len(t, parseLabels(`a="v",b`), 1, "the pairs before the malformed part are kept")
 }
 
-func TestEscapeLabelNamesJoinsNamesThatEscapeAlike(t *testing.T) {
-	pairs := escapeLabelNames(parseLabels(`a_b="y",a.b="x",a:b="z",1x="w",__name..="n"`))
+func TestUnderscoreEscapingJoinsNamesThatEscapeAlike(t *testing.T) {
+	var sets labelSets
+	var memo nameMemo
+	underscored := func(labels string) []*dto.LabelPair {
+		return parseLabels(string(sets.appendSet(nil, labels, model.UnderscoreEscaping, &memo)))
+	}
 	got := map[string]string{}
-	for _, p := range pairs {
+	for _, p := range underscored(`a_b="y",a.b="x",a:b="z",1x="w",__name..="n",caf\"é="q"`) {
 		got[p.GetName()] = p.GetValue()
 	}
 	// Values join in the order of the original names, as parseLabels sorts them.
-	assert.Equal(t, map[string]string{"a_b": "x;z;y", "_x": "w", "exported___name__": "n"}, got)
+	assert.Equal(t, map[string]string{"a_b": "x;z;y", "_x": "w", "exported___name__": "n", "caf__": "q"}, got)
+	assert.Equal(t, `a_b="x;y",c="z"`, string(sets.appendSet(nil, `a.b="x",a_b="y",c="z"`, model.UnderscoreEscaping, &memo)))
 	valid := parseLabels(`a="1",b="2"`)
-	assert.Equal(t, valid, escapeLabelNames(valid), "legacy names are left alone")
+	assert.Equal(t, valid, underscored(`a="1",b="2"`), "legacy names are left alone")
 }

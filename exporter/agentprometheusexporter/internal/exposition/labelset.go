@@ -1,12 +1,21 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
-import "strings"
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
+)
 
 // pairReader reads the pairs of a rendered label set (store.Series.Labels)
 // in order, without allocating: `a="x",b="y\"z"`. Names and values stay as
 // rendered, escaped as text-format label values (names are escaped alike
-// when UTF-8 names are allowed, see convert); unescape them for formats that
-// carry raw strings.
+// when UTF-8 names are allowed, see convert); unescape them with
+// promtext.AppendUnescaped for formats that carry raw strings.
 type pairReader struct{ rest string }
 
 func readPairs(labels string) pairReader { return pairReader{rest: labels} }
@@ -15,12 +24,12 @@ func readPairs(labels string) pairReader { return pairReader{rest: labels} }
 // which ends the pairs rather than the scrape.
 func (r *pairReader) next() (name, value string, ok bool) {
 	s := r.rest
-	i := unescapedQuote(s, 0)
+	i := promtext.ClosingQuote(s, 0)
 	if i < 1 || s[i-1] != '=' {
 		r.rest = ""
 		return "", "", false
 	}
-	j := unescapedQuote(s, i+1)
+	j := promtext.ClosingQuote(s, i+1)
 	if j < 0 {
 		r.rest = ""
 		return "", "", false
@@ -30,35 +39,258 @@ func (r *pairReader) next() (name, value string, ok bool) {
 	return name, value, true
 }
 
-// unescapedQuote is the index of the first double quote in s at or after
-// from that no backslash escapes, -1 for none.
-func unescapedQuote(s string, from int) int {
-	for i := from; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
-		}
-	}
-	return -1
+// labelSets renders the label sets of a scrape for its escaping scheme, as
+// expfmt writes the label pairs that parseLabels reads out of the same set.
+//
+// A set whose names are all legacy label names is written as stored, in
+// every scheme: that is every set of a store without UTF-8 names, and the
+// store finds it out once per series (store.Series.PlainNames). Any other
+// set is written again, its names quoted or escaped, into a buffer of its
+// own.
+type labelSets struct {
+	// set is the current series' label set as its lines write it, without
+	// braces; it points into buf when it was rendered.
+	set   string
+	buf   []byte
+	pairs []labelPair // scratch of the sets that are rendered
+	// recent is, per position in a set, the last name escaped there: the
+	// series of a family have their names at the same positions, so the
+	// memo is asked about a name once per run of series, not per series.
+	// It holds one scheme's names: reset it when the scheme changes.
+	recent []recentName
 }
 
-// appendUnescaped appends a rendered name or value with its text-format
-// escaping undone: \\, \" and \n.
-func appendUnescaped(b []byte, s string) []byte {
-	if strings.IndexByte(s, '\\') < 0 {
-		return append(b, s...)
+type recentName struct{ name, out string }
+
+type labelPair struct {
+	name, value string // as rendered in the store
+	out         string // the name as written, when renaming merges labels
+}
+
+// series sets set to a series' labels; plain is store.Series.PlainNames.
+func (l *labelSets) series(labels string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
+	if plain {
+		l.set = labels
+		return
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' && i+1 < len(s) {
-			i++
-			if c = s[i]; c == 'n' {
-				c = '\n'
-			}
+	l.buf = l.appendSet(l.buf[:0], labels, scheme, memo)
+	// A string over buf without a copy: buf is not written again before the
+	// next series replaces set.
+	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
+}
+
+// appendExemplar appends an exemplar's labels, which expfmt writes as
+// they are in every scheme (model.EscapeMetricFamily leaves them alone).
+func (l *labelSets) appendExemplar(b []byte, labels string) []byte {
+	if promtext.PlainNames(labels) {
+		return append(b, labels...)
+	}
+	return l.appendSet(b, labels, model.NoEscaping, nil)
+}
+
+// appendSet appends a label set rendered for scheme. A set is written in
+// one pass, in the store's order, when that is the order it is written in;
+// one whose names hold an escape (whose order may differ, see appendPairs),
+// or whose names underscore escaping reorders or merges, is taken apart
+// into pairs first.
+func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
+	var ok bool
+	switch scheme {
+	case model.NoEscaping:
+		b, ok = appendQuoted(b, labels)
+	case model.UnderscoreEscaping:
+		b, ok = l.appendUnderscoredInOrder(b, labels, memo)
+	}
+	if ok {
+		return b
+	}
+	return l.appendPairs(b, labels, scheme, memo)
+}
+
+// appendPairs is appendSet by way of pairs.
+func (l *labelSets) appendPairs(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
+	ps := l.pairs[:0]
+	escapes := false
+	for r := readPairs(labels); ; {
+		n, v, ok := r.next()
+		if !ok {
+			break
 		}
-		b = append(b, c)
+		escapes = escapes || strings.IndexByte(n, '\\') >= 0
+		ps = append(ps, labelPair{name: n, value: v})
+	}
+	l.pairs = ps
+	if escapes {
+		// The store orders a set by its rendered names and expfmt by the
+		// names themselves, which differ where an escape sorts apart from
+		// the character it stands for.
+		slices.SortStableFunc(ps, func(a, b labelPair) int { return promtext.CompareUnescaped(a.name, b.name) })
+	}
+	switch scheme {
+	case model.NoEscaping:
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendQuotedName(b, p.name)
+			b = appendLabelValue(b, p.value)
+		}
+		return b
+	case model.UnderscoreEscaping:
+		return l.appendUnderscored(b, ps, memo)
+	default:
+		// Dots and values: model.EscapeMetricFamily escapes each name that
+		// is not a legacy metric name by the scheme's rule for metric names.
+		for i, p := range ps {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if model.IsValidLegacyMetricName(p.name) {
+				b = append(b, p.name...)
+			} else {
+				b = append(b, l.escaped(i, p.name, func(raw string) string { return memo.escape(raw, scheme) })...)
+			}
+			b = appendLabelValue(b, p.value)
+		}
+		return b
+	}
+}
+
+// appendQuoted appends a label set for escaping=allow-utf-8 in one pass;
+// ok is false, and nothing appended, when a name holds an escape.
+func appendQuoted(b []byte, labels string) (out []byte, ok bool) {
+	start := len(b)
+	for r := readPairs(labels); ; {
+		n, v, more := r.next()
+		if !more {
+			return b, true
+		}
+		if len(b) > start {
+			b = append(b, ',')
+		}
+		if model.IsValidLegacyMetricName(n) {
+			b = append(b, n...)
+		} else if strings.IndexByte(n, '\\') < 0 {
+			b = append(append(append(b, '"'), n...), '"')
+		} else {
+			return b[:start], false
+		}
+		b = appendLabelValue(b, v)
+	}
+}
+
+// appendUnderscoredInOrder appends a label set with underscore escaping in
+// one pass; ok is false, and nothing appended, when the escaped names are
+// out of order or coincide. Escaped names in strictly rising order are the
+// order appendUnderscored sorts them in, whatever the order of the names
+// they come from.
+func (l *labelSets) appendUnderscoredInOrder(b []byte, labels string, memo *nameMemo) (out []byte, ok bool) {
+	start := len(b)
+	prev := ""
+	for i, r := 0, readPairs(labels); ; i++ {
+		n, v, more := r.next()
+		if !more {
+			return b, true
+		}
+		name := n
+		if !promtext.IsLegacyLabelName(n) {
+			name = l.escaped(i, n, memo.escapeLabel)
+		}
+		if i > 0 {
+			if name <= prev {
+				return b[:start], false
+			}
+			b = append(b, ',')
+		}
+		prev = name
+		b = append(b, name...)
+		b = appendLabelValue(b, v)
+	}
+}
+
+// appendQuotedName appends a stored label name as expfmt writes it with
+// UTF-8 names allowed: quoted when it is not a legacy name. The stored name
+// is escaped as a quoted string already.
+func appendQuotedName(b []byte, name string) []byte {
+	if model.IsValidLegacyMetricName(name) {
+		return append(b, name...)
+	}
+	return append(append(append(b, '"'), name...), '"')
+}
+
+// appendUnderscored appends the pairs with underscore escaping. expfmt
+// would escape each label name alone, by the rules of metric names: "a.b"
+// and "a_b" would become two labels named a_b (which does not parse) and
+// "a:b" would stay (not a valid label name). Names are escaped by the rules
+// of label names instead, and names that become equal are one label with
+// their values joined by promtext.Separator in name order, as the converter
+// joins attribute names that sanitise alike. dto.go applies the same.
+func (l *labelSets) appendUnderscored(b []byte, ps []labelPair, memo *nameMemo) []byte {
+	sorted := true
+	for i := range ps {
+		if promtext.IsLegacyLabelName(ps[i].name) { // then written as stored
+			ps[i].out = ps[i].name
+		} else {
+			ps[i].out = l.escaped(i, ps[i].name, memo.escapeLabel)
+		}
+		sorted = sorted && (i == 0 || ps[i-1].out <= ps[i].out)
+	}
+	if !sorted {
+		slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
+	}
+	for i, p := range ps {
+		if i > 0 && p.out == ps[i-1].out {
+			b = append(b, promtext.Separator)
+			b = append(b, p.value...)
+			continue
+		}
+		if i > 0 {
+			b = append(b, `",`...)
+		}
+		b = append(b, p.out...)
+		b = append(b, `="`...)
+		b = append(b, p.value...)
+	}
+	if len(ps) > 0 {
+		b = append(b, '"')
 	}
 	return b
+}
+
+// escaped is escape applied to the stored name at position i, unescaped.
+func (l *labelSets) escaped(i int, name string, escape func(raw string) string) string {
+	if i < len(l.recent) && l.recent[i].name == name {
+		return l.recent[i].out
+	}
+	out := escape(promtext.Unescaped(name))
+	for len(l.recent) <= i {
+		l.recent = append(l.recent, recentName{})
+	}
+	l.recent[i] = recentName{name, out}
+	return out
+}
+
+// underscoreLabelName escapes a label name that is not a legacy one: each
+// character that may not stand where it is becomes '_'.
+func underscoreLabelName(raw string) string {
+	escaped := make([]byte, 0, len(raw))
+	for i, r := range raw {
+		if r < utf8.RuneSelf && promtext.IsLegacyLabelByte(byte(r), i == 0) {
+			escaped = append(escaped, byte(r))
+		} else {
+			escaped = append(escaped, '_')
+		}
+	}
+	if s := string(escaped); s != model.MetricNameLabel {
+		return s
+	}
+	return promtext.ExportedNameLabel
+}
+
+// appendLabelValue appends `="value"` for a stored value, which is escaped
+// as the text formats escape it already.
+func appendLabelValue(b []byte, value string) []byte {
+	b = append(b, `="`...)
+	b = append(b, value...)
+	return append(b, '"')
 }

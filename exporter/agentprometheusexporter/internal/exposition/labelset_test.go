@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 )
 
 func TestPairReader(t *testing.T) {
@@ -27,7 +29,7 @@ func TestPairReader(t *testing.T) {
 			if !ok {
 				break
 			}
-			got = append(got, pair{string(appendUnescaped(nil, name)), string(appendUnescaped(nil, value))})
+			got = append(got, pair{string(promtext.AppendUnescaped(nil, name)), string(promtext.AppendUnescaped(nil, value))})
 		}
 		assert.Equal(t, tc.want, got, tc.labels)
 	}
@@ -43,7 +45,7 @@ func TestPairReaderDoesNotAllocate(t *testing.T) {
 			if !ok {
 				break
 			}
-			buf = appendUnescaped(appendUnescaped(buf[:0], name), value)
+			buf = promtext.AppendUnescaped(promtext.AppendUnescaped(buf[:0], name), value)
 		}
 	})
 	assert.Zero(t, allocs)

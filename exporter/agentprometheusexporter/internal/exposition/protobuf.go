@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -562,7 +563,7 @@ func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme
 		}
 		value, n := s[:j], j
 		if s[j] == '\\' {
-			if j = unescapedQuote(s, j); j < 0 {
+			if j = promtext.ClosingQuote(s, j); j < 0 {
 				return appendLabelsSlow(b[:start], tag, labels, scheme)
 			}
 			value = s[:j]
@@ -584,7 +585,7 @@ func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme
 		if n == len(value) {
 			b = append(b, value...)
 		} else {
-			b = appendUnescaped(b, value)
+			b = promtext.AppendUnescaped(b, value)
 		}
 	}
 	return b
@@ -599,7 +600,7 @@ const (
 
 var labelBytes = func() (t [256]uint8) {
 	for c := range 256 {
-		if isLegacyLabelByte(byte(c), false) {
+		if promtext.IsLegacyLabelByte(byte(c), false) {
 			t[c] |= legacyByte
 		}
 		switch c {
@@ -636,10 +637,13 @@ func unescapedLen(s string) int {
 // appendLabelsSlow builds the pairs as WriteEncoded does and escapes them
 // as expfmt does. It allocates.
 func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingScheme) []byte {
-	pairs := parseLabels(labels)
 	if scheme == model.UnderscoreEscaping {
-		pairs = escapeLabelNames(pairs)
+		// The rule every format applies to label names (labelSets.appendUnderscored).
+		var sets labelSets
+		var memo nameMemo
+		labels = string(sets.appendPairs(nil, labels, model.UnderscoreEscaping, &memo))
 	}
+	pairs := parseLabels(labels)
 	for _, l := range pairs {
 		name, value := l.GetName(), l.GetValue()
 		if scheme != model.NoEscaping {
@@ -670,31 +674,31 @@ func escapedMetricName(name string, scheme model.EscapingScheme) string {
 	if scheme == model.NoEscaping || model.IsValidLegacyMetricName(name) {
 		return name
 	}
-	key := nameKey{name, scheme}
-	names.mu.RLock()
-	escaped, ok := names.m[key]
-	names.mu.RUnlock()
+	key := escapedKey{name, scheme}
+	escapedNames.mu.RLock()
+	escaped, ok := escapedNames.m[key]
+	escapedNames.mu.RUnlock()
 	if ok {
 		return escaped
 	}
 	escaped = model.EscapeName(name, scheme)
-	names.mu.Lock()
-	if names.m == nil || len(names.m) >= nameCacheLimit {
-		names.m = map[nameKey]string{} // starting over costs only re-escaping the names in use
+	escapedNames.mu.Lock()
+	if escapedNames.m == nil || len(escapedNames.m) >= nameCacheLimit {
+		escapedNames.m = map[escapedKey]string{} // starting over costs only re-escaping the names in use
 	}
-	names.m[key] = escaped
-	names.mu.Unlock()
+	escapedNames.m[key] = escaped
+	escapedNames.mu.Unlock()
 	return escaped
 }
 
-type nameKey struct {
+type escapedKey struct {
 	name   string
 	scheme model.EscapingScheme
 }
 
 const nameCacheLimit = 1 << 14
 
-var names struct {
+var escapedNames struct {
 	mu sync.RWMutex
-	m  map[nameKey]string
+	m  map[escapedKey]string
 }

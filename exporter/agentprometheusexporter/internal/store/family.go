@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 )
 
 // chunk bounds how many series a scrape or sweep handles per lock hold, so
@@ -103,6 +105,7 @@ func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 		return nil, RefusedMaxSeriesPerResource
 	}
 	s := &Series{Labels: string(labels), hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
+	s.PlainNames = promtext.PlainNames(s.Labels)
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels] = s.index
 	} else {

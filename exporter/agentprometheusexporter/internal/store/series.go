@@ -5,11 +5,15 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 type Series struct {
 	// Labels is the rendered, escaped, name-sorted label set without braces,
 	// e.g. `instance="a",job="b"`; it is the series' identity in its family.
-	Labels   string
-	hash     uint64
-	index    int32
-	removed  bool // taken out of its family; position hints must not reuse it
-	Resource *Resource
+	Labels  string
+	hash    uint64
+	index   int32
+	removed bool // taken out of its family; position hints must not reuse it
+	// PlainNames says that every name in Labels is a legacy label name
+	// (promtext.PlainNames): every format and escaping scheme writes the set
+	// as it is, with no scan per scrape to find that out.
+	PlainNames bool
+	Resource   *Resource
 
 	updated int64 // store clock at the last update, unix nanoseconds
 

@@ -12,6 +12,8 @@ type Snapshot struct {
 	// Held is set for the zero of a new run of deltas (Series.Shown):
 	// Value, Count and every bucket are zero, Timestamp is HeldTimestamp.
 	Held bool
+	// PlainNames is Series.PlainNames.
+	PlainNames bool
 
 	Value float64 // gauge or counter value; the sum of a histogram or summary
 	Count uint64  // observations of a histogram or summary
@@ -69,7 +71,7 @@ func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) 
 // copy takes what a scrape needs of s. Slices into the scratch stay valid
 // when a later append moves the scratch: they keep the array they point into.
 func (sc *SnapshotScratch) copy(s *Series, held bool) Snapshot {
-	snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Start: s.Start, Value: s.Value, Count: s.Count, Held: held}
+	snap := Snapshot{Labels: s.Labels, PlainNames: s.PlainNames, Timestamp: s.Timestamp, Start: s.Start, Value: s.Value, Count: s.Count, Held: held}
 	if held {
 		snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
 	}

@@ -1,0 +1,39 @@
+package agentprometheusexporter
+
+import (
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pmetric"
+)
+
+// FuzzTextEquivalence stores arbitrary OTLP metrics, twice so that updates
+// and runs of deltas happen, with legacy and with UTF-8 names, and checks
+// that the direct writers write what expfmt writes from the same store in
+// every text-ish format, scheme and setting (compareWriters).
+func FuzzTextEquivalence(f *testing.F) {
+	var seeds []pmetric.Metrics
+	for seed := range uint64(4) {
+		g := newRandomOTLP(seed)
+		seeds = append(seeds, g.batch(0))
+	}
+	seeds = append(seeds, fuzzSeeds()[0])
+	for _, md := range seeds {
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
+		if err != nil {
+			t.Skip("not OTLP")
+		}
+		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
+			e := storeOf(t, strategy, md, md)
+			if err := compareWriters(e.store, e.expo); err != nil {
+				t.Fatalf("%s: %v", strategy, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,222 @@
+package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+
+import (
+	"io"
+	"math"
+	"sync"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// Options are the scrape settings.
+type Options struct {
+	SendTimestamps bool
+	TargetInfoName string
+	// Release says how new runs of deltas are written (store.Series.Shown).
+	Release store.Release
+	// CreatedSamples adds the _created samples of counters, histograms and
+	// summaries to OpenMetrics (client_golang's
+	// EnableOpenMetricsTextCreatedSamples); the text format has none.
+	CreatedSamples bool
+}
+
+// targetInfoHelp is the HELP text of target_info.
+const targetInfoHelp = "Target metadata"
+
+// flushAt is how full the buffer gets before it is written out: large
+// writes keep syscalls and compressor calls few per scrape. Measured over
+// loopback HTTP at 100k series: 64 KiB 56 ms, 256 KiB 49 ms, 1 MiB 42 ms,
+// 4 MiB no better.
+const flushAt = 1 << 20
+
+// writerPool recycles the writers and their buffers: a scrape of a large
+// store writes hundreds of MB, and fresh buffers per scrape would be garbage.
+var writerPool = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, flushAt+256<<10)} }}
+
+// format writes the lines of one exposition format with the writer's
+// helpers. The writer calls header once per family that has a series to
+// show, series once per series, end once after the last family.
+type format interface {
+	header(t *writer, help string)
+	series(t *writer, s *store.Snapshot)
+	end(t *writer)
+}
+
+// writer is the core the formats share: it walks the store, copies each
+// family's series out of its lock a chunk at a time, renders the family's
+// names and each series' label set for the scrape's escaping scheme, and
+// appends lines to one buffer.
+//
+// It assumes what the store guarantees: label sets are rendered, escaped
+// and sorted, and no series appears twice in a family. It neither sorts
+// series nor checks them.
+//
+// Lines are appended to one buffer, not written piece by piece to a
+// bufio.Writer: per-call overhead was 40% of the scrape at 100k series.
+type writer struct {
+	w      io.Writer
+	err    error
+	opts   Options
+	scheme model.EscapingScheme
+	format format
+	isOM   bool // OpenMetrics names its counter families without _total
+	buf    []byte
+
+	kind  store.Kind  // the current family's type
+	names familyNames // the current family's names, rendered for scheme
+	sets  labelSets   // the current series' label set, rendered for scheme
+	memo  nameMemo    // names escaped for a scheme, kept across scrapes
+	stamp []byte      // the current series' timestamp as its lines end with it, " 1700000000000" or empty
+	// prefix is `name{labels,` (or `{"name",labels,`) of the current
+	// series' lines that add a label (buckets, quantiles), rendered once per
+	// series and name.
+	prefix  []byte
+	scratch store.SnapshotScratch
+	info    store.Snapshot // a target_info series
+	// quantiles are, per position in a summary, the last quantile rendered
+	// there as text: the series of a family have the same quantiles, and a
+	// shortest float rendering costs more than the rest of a line.
+	quantiles []renderedFloat
+
+	om openMetricsState
+}
+
+// write writes the exposition of st in format f.
+func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format) error {
+	t := writerPool.Get().(*writer)
+	t.w, t.opts, t.scheme, t.format, t.err, t.buf = w, opts, scheme, f, nil, t.buf[:0]
+	_, t.isOM = f.(openMetrics)
+	t.sets.recent = t.sets.recent[:0] // names escaped by another scrape's scheme
+	if infos := st.TargetInfos(); len(infos) > 0 {
+		t.family(opts.TargetInfoName, targetInfoHelp, store.KindGauge)
+		for _, ti := range infos {
+			// In the writer, not on the stack: the formats take a pointer.
+			t.info = store.Snapshot{Labels: ti.Labels, PlainNames: promtext.PlainNames(ti.Labels), Timestamp: ti.Updated, Value: 1}
+			t.series(&t.info)
+		}
+	}
+	for _, fam := range st.Families() {
+		t.storeFamily(fam)
+		if t.err != nil {
+			break
+		}
+	}
+	f.end(t)
+	t.flush()
+	err := t.err
+	t.w, t.format = nil, nil
+	writerPool.Put(t)
+	return err
+}
+
+func (t *writer) flush() {
+	if t.err == nil && len(t.buf) > 0 {
+		_, t.err = t.w.Write(t.buf)
+	}
+	t.buf = t.buf[:0]
+}
+
+// storeFamily writes a family of the store; one without a series to show
+// is left out, header and all, as expfmt has no family without metrics.
+func (t *writer) storeFamily(f *store.Family) {
+	started := false
+	f.Snapshots(&t.scratch, t.opts.Release, func(snaps []store.Snapshot) {
+		if t.err != nil || len(snaps) == 0 {
+			return // nobody reads on: skip formatting the rest
+		}
+		if !started {
+			t.family(f.Name, f.Help, f.Kind)
+			started = true
+		}
+		for i := range snaps {
+			t.series(&snaps[i])
+			if len(t.buf) >= flushAt {
+				t.flush()
+			}
+		}
+	})
+}
+
+func (t *writer) family(name, help string, kind store.Kind) {
+	t.kind = kind
+	t.names.render(name, kind, t.scheme, t.isOM, &t.memo)
+	t.format.header(t, help)
+}
+
+func (t *writer) series(s *store.Snapshot) {
+	t.sets.series(s.Labels, s.PlainNames, t.scheme, &t.memo)
+	t.format.series(t, s)
+}
+
+// stamped reports whether the lines of s carry a timestamp: a held zero
+// always does, other series when they have one.
+func (t *writer) stamped(s *store.Snapshot) bool {
+	return t.opts.SendTimestamps && (s.Held || s.Timestamp != 0)
+}
+
+// sample appends the series part of a line without an added label:
+// `name{labels}`, `name` for no labels, `{"name",labels}` for a name that
+// is not a legacy one.
+func (t *writer) sample(n *name) {
+	set := t.sets.set
+	if n.quoted {
+		t.buf = append(t.buf, '{')
+		t.buf = append(t.buf, n.text...)
+		if set != "" {
+			t.buf = append(t.buf, ',')
+			t.buf = append(t.buf, set...)
+		}
+		t.buf = append(t.buf, '}')
+		return
+	}
+	t.buf = append(t.buf, n.text...)
+	if set != "" {
+		t.buf = append(t.buf, '{')
+		t.buf = append(t.buf, set...)
+		t.buf = append(t.buf, '}')
+	}
+}
+
+// setPrefix renders the prefix of the current series' lines that add a
+// label to name n: `name{labels,` or `{"name",labels,`.
+func (t *writer) setPrefix(n *name) {
+	if n.quoted {
+		t.prefix = append(append(t.prefix[:0], '{'), n.text...)
+		t.prefix = append(t.prefix, ',')
+	} else {
+		t.prefix = append(append(t.prefix[:0], n.text...), '{')
+	}
+	if set := t.sets.set; set != "" {
+		t.prefix = append(t.prefix, set...)
+		t.prefix = append(t.prefix, ',')
+	}
+}
+
+// headerLine appends `# KEYWORD name` of the family's header lines.
+func (t *writer) headerLine(keyword string, n *name) {
+	t.buf = append(t.buf, "# "...)
+	t.buf = append(t.buf, keyword...)
+	t.buf = append(t.buf, ' ')
+	t.buf = append(t.buf, n.text...)
+}
+
+type renderedFloat struct {
+	bits uint64
+	text []byte
+}
+
+// quantile is promtext.AppendFloat(q) for the quantile at position i of a
+// summary, rendered once per position and run of series.
+func (t *writer) quantile(i int, q float64) []byte {
+	for len(t.quantiles) <= i {
+		t.quantiles = append(t.quantiles, renderedFloat{})
+	}
+	r := &t.quantiles[i]
+	if bits := math.Float64bits(q); r.bits != bits || len(r.text) == 0 {
+		r.bits, r.text = bits, promtext.AppendFloat(r.text[:0], q)
+	}
+	return r.text
+}
