@@ -20,6 +20,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/internal/otlprand"
 )
 
 // The direct writers must write what expfmt writes for the families
@@ -50,8 +51,8 @@ func TestDirectWritersWriteWhatExpfmtWrites(t *testing.T) {
 		seeds = 10 // the writers share nothing between goroutines to race on
 	}
 	for seed := range seeds {
-		g := newRandomOTLP(seed)
-		batches := []pmetric.Metrics{g.batch(0), g.batch(1), g.batch(3)}
+		g := otlprand.New(seed)
+		batches := []pmetric.Metrics{g.Batch(0), g.Batch(1), g.Batch(3)}
 		for _, strategy := range allStrategies {
 			e := storeOf(t, strategy, batches...)
 			if err := compareWriters(e.store, e.expo); err != nil {

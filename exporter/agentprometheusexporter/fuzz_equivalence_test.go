@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/internal/otlprand"
 )
 
 // FuzzTextEquivalence stores arbitrary OTLP metrics, twice so that updates
@@ -13,8 +15,7 @@ import (
 func FuzzTextEquivalence(f *testing.F) {
 	var seeds []pmetric.Metrics
 	for seed := range uint64(4) {
-		g := newRandomOTLP(seed)
-		seeds = append(seeds, g.batch(0))
+		seeds = append(seeds, otlprand.New(seed).Batch(0))
 	}
 	seeds = append(seeds, fuzzSeeds()[0])
 	for _, md := range seeds {

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -43,9 +41,9 @@ func TestProtobufWriterWritesWhatExpfmtWrites(t *testing.T) {
 		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
 			e := protobufTestExporter(t, strategy)
 			// The same series twice: cumulative points move on, aligned deltas accumulate.
+			g := otlprand.New(seed)
 			for i := range 2 {
-				md := otlprand.Metrics(rand.New(rand.NewPCG(seed, 1)), t0.Add(time.Duration(i)*time.Minute), t0.Add(time.Duration(i+1)*time.Minute))
-				require.NoError(t, e.consumeMetrics(context.Background(), md))
+				require.NoError(t, e.consumeMetrics(context.Background(), g.Batch(i)))
 			}
 			requireSameProtobuf(t, fmt.Sprintf("seed %d, %s", seed, strategy), e.store, e.expo)
 		}

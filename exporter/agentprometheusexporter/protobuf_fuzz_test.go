@@ -2,9 +2,7 @@ package agentprometheusexporter
 
 import (
 	"context"
-	"math/rand/v2"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
@@ -17,7 +15,7 @@ import (
 func FuzzProtobufEquivalence(f *testing.F) {
 	seeds := []pmetric.Metrics{fuzzSeeds()[0]}
 	for seed := range uint64(4) {
-		seeds = append(seeds, otlprand.Metrics(rand.New(rand.NewPCG(seed, 2)), t0, t0.Add(time.Minute)))
+		seeds = append(seeds, otlprand.New(seed).Batch(0))
 	}
 	for _, md := range seeds {
 		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)

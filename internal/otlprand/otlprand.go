@@ -1,14 +1,13 @@
-// Package otlprand builds random OTLP metric batches that reach into the
-// corners of the agentprometheus exporter: every metric type, cumulative and
-// delta, exemplars (above every bound too), exponential histograms with gaps,
-// negative and zero buckets, empty, escaped and invalid UTF-8 label values,
-// attribute and metric names that only UTF-8 exposition keeps as they are.
-// It serves the exporter's tests and test/promparse (a module of its own,
-// which cannot import the exporter's internal packages).
+// Package otlprand writes random OTLP metrics for the tests that compare
+// the exposition writers with expfmt and with Prometheus' parsers: a plan of
+// metrics made once, then batches of it, so that the same series come again
+// (cumulative points update, delta points accumulate or begin new runs).
+// Names, keys and values come from pools of what is hard to write: UTF-8 and
+// escaped characters, names that sanitise alike, names the exposition
+// reserves.
 package otlprand // import "github.com/statsgate/statsgate/internal/otlprand"
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -18,237 +17,266 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
-// Metrics returns a batch of 1–3 agents with points stamped at, start times
-// (where a point has one) at start. The same r state gives the same batch, so
-// two calls with equally seeded generators and a later at send the same
-// series again: cumulative points move on, delta points accumulate.
-func Metrics(r *rand.Rand, start, at time.Time) pmetric.Metrics {
-	g := gen{r: r, start: pcommon.NewTimestampFromTime(start), at: pcommon.NewTimestampFromTime(at)}
-	md := pmetric.NewMetrics()
-	for a := range 1 + r.IntN(3) {
-		rm := md.ResourceMetrics().AppendEmpty()
-		attrs := rm.Resource().Attributes()
-		attrs.PutStr("service.name", pick(r, "api", "caf\u00e9", "a.b"))
-		attrs.PutStr("service.namespace", "shop")
-		attrs.PutStr("service.instance.id", fmt.Sprint("i-", a))
-		for range r.IntN(3) {
-			g.putAttr(attrs)
+// Gen is a plan of random metrics; Batch writes it at a step.
+type Gen struct {
+	r       *rand.Rand
+	base    time.Time
+	metrics []plannedMetric
+	// resources are the resource attribute maps of the batches.
+	resources []map[string]any
+}
+
+type plannedMetric struct {
+	name, unit, help string
+	typ              pmetric.MetricType
+	temporality      pmetric.AggregationTemporality
+	monotonic        bool
+	points           []plannedPoint
+}
+
+type plannedPoint struct {
+	resource int
+	attrs    map[string]any
+	bounds   []float64
+	start    int // how the start time is set: 0 none, 1 tiny, 2 fixed, 3 previous timestamp
+}
+
+var (
+	randomNames = []string{
+		"requests", "latency", "up", "http.server.duration", "café.orders", "queue:depth",
+		`we"ird\name`, "9lives", "a.b", "a_b", "requests_total", "process.cpu.time", "line\nbreak", "x_dot_y",
+	}
+	randomUnits  = []string{"", "", "s", "ms", "By", "1", "{request}"}
+	randomHelps  = []string{"", "Help text.", `with "quotes" and \ backslash`, "two\nlines", "caf\xe9 bad"}
+	randomKeys   = []string{"code", "method", "http.route", "café", `q"k`, "q.x", `back\k`, "new\nkey", "new.key", "a.b", "a_b", "a:b", "1x", "__name__", "le", "quantile", "x_dot_y", "U__x", "job"}
+	randomValues = []string{"", "200", "GET", `x"y`, `back\slash`, "new\nline", "bad\xffutf8", "é", "a;b", "=,{}"}
+	randomFloats = []float64{
+		0, math.Copysign(0, -1), 1, -1, 0.5, 1.5, 12.25, 1e6, 1234567, 1e15, 1e-7, 3e21,
+		math.NaN(), math.Inf(1), math.Inf(-1), -42, 999999, 1000001,
+	}
+	randomBounds = []float64{math.Inf(-1), -10, -1, math.Copysign(0, -1), 0, 0.005, 0.25, 0.5, 1, 2.5, 10, 1e6, 1234567, math.NaN(), math.Inf(1)}
+)
+
+// New plans the metrics of seed.
+func New(seed uint64) *Gen {
+	g := &Gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), base: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	for i := range 1 + g.r.IntN(3) {
+		res := map[string]any{"service.name": pick(g.r, []string{"svc", "shop.web", "caf\xe9"}), "service.instance.id": []string{"i-1", "i-2", "i-3"}[i]}
+		if g.r.IntN(2) == 0 {
+			res[pick(g.r, randomKeys)] = pick(g.r, randomValues)
 		}
-		sm := rm.ScopeMetrics().AppendEmpty()
-		sm.Scope().SetName(pick(r, "lib", "go.opentelemetry.io/otel"))
-		sm.Scope().SetVersion("1.0")
-		for range 1 + r.IntN(8) {
-			g.metric(sm.Metrics().AppendEmpty())
+		g.resources = append(g.resources, res)
+	}
+	types := []pmetric.MetricType{pmetric.MetricTypeGauge, pmetric.MetricTypeSum, pmetric.MetricTypeHistogram, pmetric.MetricTypeExponentialHistogram, pmetric.MetricTypeSummary}
+	for range 1 + g.r.IntN(8) {
+		m := plannedMetric{name: pick(g.r, randomNames), unit: pick(g.r, randomUnits), help: pick(g.r, randomHelps), typ: pick(g.r, types)}
+		m.temporality = pmetric.AggregationTemporalityCumulative
+		if g.r.IntN(2) == 0 {
+			m.temporality = pmetric.AggregationTemporalityDelta
+		}
+		m.monotonic = g.r.IntN(4) != 0
+		for range 1 + g.r.IntN(4) {
+			p := plannedPoint{resource: g.r.IntN(len(g.resources)), attrs: map[string]any{}, start: g.r.IntN(4)}
+			for range g.r.IntN(4) {
+				switch k := pick(g.r, randomKeys); g.r.IntN(6) {
+				case 0:
+					p.attrs[k] = g.r.IntN(3)
+				case 1:
+					p.attrs[k] = g.r.IntN(2) == 0
+				default:
+					p.attrs[k] = pick(g.r, randomValues)
+				}
+			}
+			if g.r.IntN(4) == 0 {
+				// Names that underscore escaping makes one label.
+				p.attrs["a.b"], p.attrs["a_b"] = pick(g.r, randomValues), pick(g.r, randomValues)
+			}
+			for _, b := range randomBounds {
+				if g.r.IntN(3) == 0 {
+					p.bounds = append(p.bounds, b)
+				}
+			}
+			if g.r.IntN(4) != 0 {
+				slices.Sort(p.bounds)
+			}
+			m.points = append(m.points, p)
+		}
+		g.metrics = append(g.metrics, m)
+	}
+	return g
+}
+
+func pick[T any](r *rand.Rand, from []T) T { return from[r.IntN(len(from))] }
+
+// Batch writes the planned metrics at step: points 10 s apart, and delta
+// points that continue the previous step's run unless their start says not.
+func (g *Gen) Batch(step int) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	scopes := make([]pmetric.ScopeMetrics, len(g.resources))
+	for i, res := range g.resources {
+		rm := md.ResourceMetrics().AppendEmpty()
+		_ = rm.Resource().Attributes().FromRaw(res)
+		scopes[i] = rm.ScopeMetrics().AppendEmpty()
+		scopes[i].Scope().SetName("scope")
+	}
+	at := func(s int) pcommon.Timestamp {
+		return pcommon.NewTimestampFromTime(g.base.Add(time.Duration(s) * 10 * time.Second))
+	}
+	for _, pm := range g.metrics {
+		ms := make([]pmetric.Metric, len(g.resources))
+		for _, p := range pm.points {
+			m := ms[p.resource]
+			if m == (pmetric.Metric{}) {
+				m = scopes[p.resource].Metrics().AppendEmpty()
+				m.SetName(pm.name)
+				m.SetUnit(pm.unit)
+				m.SetDescription(pm.help)
+				switch pm.typ {
+				case pmetric.MetricTypeGauge:
+					m.SetEmptyGauge()
+				case pmetric.MetricTypeSum:
+					m.SetEmptySum().SetAggregationTemporality(pm.temporality)
+					m.Sum().SetIsMonotonic(pm.monotonic)
+				case pmetric.MetricTypeHistogram:
+					m.SetEmptyHistogram().SetAggregationTemporality(pm.temporality)
+				case pmetric.MetricTypeExponentialHistogram:
+					m.SetEmptyExponentialHistogram().SetAggregationTemporality(pm.temporality)
+				case pmetric.MetricTypeSummary:
+					m.SetEmptySummary()
+				}
+				ms[p.resource] = m
+			}
+			ts := at(step + 1)
+			var start pcommon.Timestamp
+			switch p.start {
+			case 1:
+				start = 5 // nanoseconds after the epoch: no created time
+			case 2:
+				start = at(0)
+			case 3:
+				start = at(step)
+			}
+			switch pm.typ {
+			case pmetric.MetricTypeGauge:
+				g.number(m.Gauge().DataPoints().AppendEmpty(), p, start, ts, false)
+			case pmetric.MetricTypeSum:
+				g.number(m.Sum().DataPoints().AppendEmpty(), p, start, ts, true)
+			case pmetric.MetricTypeHistogram:
+				g.histogram(m.Histogram().DataPoints().AppendEmpty(), p, start, ts)
+			case pmetric.MetricTypeExponentialHistogram:
+				g.exponential(m.ExponentialHistogram().DataPoints().AppendEmpty(), p, start, ts)
+			case pmetric.MetricTypeSummary:
+				g.summary(m.Summary().DataPoints().AppendEmpty(), p, start, ts)
+			}
 		}
 	}
 	return md
 }
 
-type gen struct {
-	r         *rand.Rand
-	start, at pcommon.Timestamp
-}
-
-func pick[T any](r *rand.Rand, choices ...T) T { return choices[r.IntN(len(choices))] }
-
-// Names that every strategy keeps, that underscore escaping changes, and
-// that collide once escaped.
-var (
-	metricNames = []string{"requests", "queue_depth", "http.server.duration", "caf\u00e9.orders", "a.b", "a_b", "le", "bytes"}
-	attrKeys    = []string{"code", "method", "route", "k.dotted", "\u043a\u043b\u044e\u0447", `q"uote`, `back\slash`, "le", "quantile", "__name__", "a:b", "empty"}
-	attrValues  = []string{"", "x", "200", `a"b`, `back\slash\`, "new\nline", "\u00e9t\u00e9", "\xff\xfe", "/api/v1/items", "1.5"}
-	units       = []string{"", "s", "By", "1", "{request}"}
-)
-
-func (g *gen) putAttr(m pcommon.Map) {
-	key := pick(g.r, attrKeys...)
-	switch g.r.IntN(4) {
-	case 0:
-		m.PutInt(key, g.r.Int64N(1000)-500)
-	case 1:
-		m.PutBool(key, g.r.IntN(2) == 0)
-	default:
-		m.PutStr(key, pick(g.r, attrValues...))
-	}
-}
-
-func (g *gen) attrs(m pcommon.Map) {
-	for range g.r.IntN(4) {
-		g.putAttr(m)
-	}
-}
-
-func (g *gen) value() float64 {
-	switch g.r.IntN(10) {
-	case 0:
-		return math.NaN()
-	case 1:
-		return math.Inf(pick(g.r, 1, -1))
-	case 2:
-		return 0
-	case 3:
-		return float64(g.r.Int64N(1 << 40))
-	default:
-		return g.r.NormFloat64() * 1000
-	}
-}
-
-func (g *gen) temporality() pmetric.AggregationTemporality {
-	return pick(g.r, pmetric.AggregationTemporalityCumulative, pmetric.AggregationTemporalityDelta)
-}
-
-func (g *gen) metric(m pmetric.Metric) {
-	name := pick(g.r, metricNames...)
-	if g.r.IntN(3) > 0 {
-		// Mostly names of their own; the bare ones collide across types.
-		name += fmt.Sprint("_", g.r.IntN(20))
-	}
-	m.SetName(name)
-	m.SetUnit(pick(g.r, units...))
-	m.SetDescription(pick(g.r, "", "what it counts", "a \\ backslash\nand a newline"))
-	points := 1 + g.r.IntN(4)
-	switch g.r.IntN(5) {
-	case 0:
-		dps := m.SetEmptyGauge().DataPoints()
-		for range points {
-			g.number(dps.AppendEmpty(), false)
-		}
-	case 1:
-		s := m.SetEmptySum()
-		s.SetIsMonotonic(g.r.IntN(4) > 0)
-		s.SetAggregationTemporality(g.temporality())
-		for range points {
-			g.number(s.DataPoints().AppendEmpty(), s.IsMonotonic())
-		}
-	case 2:
-		dps := m.SetEmptySummary().DataPoints()
-		for range points {
-			g.summary(dps.AppendEmpty())
-		}
-	case 3:
-		h := m.SetEmptyHistogram()
-		h.SetAggregationTemporality(g.temporality())
-		for range points {
-			g.histogram(h.DataPoints().AppendEmpty())
-		}
-	default:
-		h := m.SetEmptyExponentialHistogram()
-		h.SetAggregationTemporality(g.temporality())
-		for range points {
-			g.exponential(h.DataPoints().AppendEmpty())
-		}
-	}
-}
-
-// stamp sets the point's times: a start time on most points.
-func (g *gen) stamp(start interface{ SetStartTimestamp(pcommon.Timestamp) }, at interface{ SetTimestamp(pcommon.Timestamp) }) {
-	if g.r.IntN(4) > 0 {
-		start.SetStartTimestamp(g.start)
-	}
-	at.SetTimestamp(g.at)
-}
-
-func (g *gen) number(dp pmetric.NumberDataPoint, monotonic bool) {
-	g.attrs(dp.Attributes())
-	g.stamp(dp, dp)
+func (g *Gen) number(dp pmetric.NumberDataPoint, p plannedPoint, start, ts pcommon.Timestamp, exemplars bool) {
+	_ = dp.Attributes().FromRaw(p.attrs)
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
 	if g.r.IntN(2) == 0 {
-		dp.SetIntValue(g.r.Int64N(1 << 20))
-	} else if monotonic {
-		dp.SetDoubleValue(math.Abs(g.r.NormFloat64()) * 100)
+		dp.SetIntValue(int64(g.r.IntN(3_000_000)))
 	} else {
-		dp.SetDoubleValue(g.value())
+		dp.SetDoubleValue(math.Abs(pick(g.r, randomFloats)))
 	}
-	g.exemplars(dp.Exemplars(), nil)
+	if exemplars {
+		g.exemplars(dp.Exemplars(), 10)
+	}
 }
 
-func (g *gen) exemplars(es pmetric.ExemplarSlice, bounds []float64) {
+func (g *Gen) histogram(dp pmetric.HistogramDataPoint, p plannedPoint, start, ts pcommon.Timestamp) {
+	_ = dp.Attributes().FromRaw(p.attrs)
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.ExplicitBounds().FromRaw(p.bounds)
+	var count uint64
+	if g.r.IntN(8) != 0 {
+		counts := make([]uint64, len(p.bounds)+1)
+		for i := range counts {
+			counts[i] = uint64(g.r.IntN(3))
+			if g.r.IntN(10) == 0 {
+				counts[i] = 1_500_000
+			}
+			count += counts[i]
+		}
+		dp.BucketCounts().FromRaw(counts)
+	} else {
+		count = uint64(g.r.IntN(5))
+	}
+	dp.SetCount(count)
+	dp.SetSum(pick(g.r, randomFloats))
+	top := 1.0
+	for _, b := range p.bounds {
+		if !math.IsInf(b, 0) && !math.IsNaN(b) {
+			top = max(top, b)
+		}
+	}
+	// Some exemplars lie above every bound: they go to the +Inf bucket.
+	g.exemplars(dp.Exemplars(), top*2)
+}
+
+func (g *Gen) exponential(dp pmetric.ExponentialHistogramDataPoint, p plannedPoint, start, ts pcommon.Timestamp) {
+	_ = dp.Attributes().FromRaw(p.attrs)
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetScale(int32(g.r.IntN(8) - 2))
+	count := uint64(g.r.IntN(3))
+	dp.SetZeroCount(count)
+	if g.r.IntN(2) == 0 {
+		dp.SetZeroThreshold(1e-9)
+	}
+	for _, b := range []pmetric.ExponentialHistogramDataPointBuckets{dp.Positive(), dp.Negative()} {
+		b.SetOffset(int32(g.r.IntN(10) - 5))
+		for range g.r.IntN(5) {
+			c := uint64(g.r.IntN(3))
+			b.BucketCounts().Append(c)
+			count += c
+		}
+	}
+	dp.SetCount(count)
+	dp.SetSum(float64(g.r.IntN(100)) / 4)
+	g.exemplars(dp.Exemplars(), 10)
+}
+
+func (g *Gen) summary(dp pmetric.SummaryDataPoint, p plannedPoint, start, ts pcommon.Timestamp) {
+	_ = dp.Attributes().FromRaw(p.attrs)
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetCount(uint64(g.r.IntN(100)))
+	dp.SetSum(pick(g.r, randomFloats))
+	for _, q := range []float64{0, 0.5, 0.9, 0.99, 1} {
+		if g.r.IntN(2) == 0 {
+			qv := dp.QuantileValues().AppendEmpty()
+			qv.SetQuantile(q)
+			qv.SetValue(pick(g.r, randomFloats))
+		}
+	}
+}
+
+// exemplars appends none to three exemplars below or above top, with or
+// without trace and span ids and a timestamp.
+func (g *Gen) exemplars(es pmetric.ExemplarSlice, top float64) {
 	for range g.r.IntN(4) {
 		e := es.AppendEmpty()
-		v := g.r.NormFloat64() * 10
-		if len(bounds) > 0 && g.r.IntN(3) == 0 {
-			v = bounds[len(bounds)-1] + 1 + g.r.Float64() // above every bound
+		switch g.r.IntN(3) {
+		case 0:
+			e.SetIntValue(int64(g.r.IntN(5)))
+		case 1:
+			e.SetDoubleValue(top * (1 + g.r.Float64()))
+		default:
+			e.SetDoubleValue(g.r.Float64() * top)
 		}
-		if g.r.IntN(5) == 0 {
-			e.SetIntValue(int64(v))
-		} else {
-			e.SetDoubleValue(v)
+		if g.r.IntN(4) != 0 {
+			e.SetTraceID(pcommon.TraceID{byte(g.r.IntN(256)), 1})
 		}
-		if g.r.IntN(4) > 0 {
-			e.SetTimestamp(g.at)
+		if g.r.IntN(3) != 0 {
+			e.SetSpanID(pcommon.SpanID{byte(g.r.IntN(256)), 2})
 		}
-		if g.r.IntN(4) > 0 {
-			e.SetTraceID(pcommon.TraceID{byte(g.r.IntN(256)), 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
-			e.SetSpanID(pcommon.SpanID{byte(g.r.IntN(256)), 1, 2, 3, 4, 5, 6, 7})
+		if g.r.IntN(2) == 0 {
+			e.SetTimestamp(pcommon.NewTimestampFromTime(g.base.Add(time.Duration(g.r.IntN(1e6)) * time.Millisecond)))
 		}
 	}
-}
-
-func (g *gen) summary(dp pmetric.SummaryDataPoint) {
-	g.attrs(dp.Attributes())
-	g.stamp(dp, dp)
-	dp.SetCount(uint64(g.r.IntN(1000)))
-	dp.SetSum(g.r.Float64() * 100)
-	for _, q := range []float64{0, 0.5, 0.9, 0.99, 1}[:g.r.IntN(6)] {
-		qv := dp.QuantileValues().AppendEmpty()
-		qv.SetQuantile(q)
-		qv.SetValue(g.value())
-	}
-}
-
-func (g *gen) histogram(dp pmetric.HistogramDataPoint) {
-	g.attrs(dp.Attributes())
-	g.stamp(dp, dp)
-	bounds := make([]float64, 0, 6)
-	for range g.r.IntN(6) {
-		bounds = append(bounds, math.Round(g.r.NormFloat64()*100)/10)
-	}
-	slices.Sort(bounds)
-	bounds = slices.Compact(bounds)
-	counts := make([]uint64, len(bounds)+1)
-	var total uint64
-	for i := range counts {
-		counts[i] = uint64(g.r.IntN(3) * g.r.IntN(50))
-		total += counts[i]
-	}
-	dp.ExplicitBounds().FromRaw(bounds)
-	dp.BucketCounts().FromRaw(counts)
-	dp.SetCount(total)
-	if g.r.IntN(5) > 0 {
-		dp.SetSum(g.r.Float64() * float64(total))
-	}
-	g.exemplars(dp.Exemplars(), bounds)
-}
-
-func (g *gen) exponential(dp pmetric.ExponentialHistogramDataPoint) {
-	g.attrs(dp.Attributes())
-	g.stamp(dp, dp)
-	dp.SetScale(int32(g.r.IntN(14) - 4)) // beyond 8 too: downscaled
-	var total uint64
-	buckets := func(b pmetric.ExponentialHistogramDataPointBuckets) {
-		b.SetOffset(int32(g.r.IntN(40) - 20))
-		counts := make([]uint64, g.r.IntN(8))
-		for i := range counts {
-			if g.r.IntN(3) > 0 { // leave gaps
-				counts[i] = uint64(1 + g.r.IntN(20))
-				total += counts[i]
-			}
-		}
-		b.BucketCounts().FromRaw(counts)
-	}
-	buckets(dp.Positive())
-	if g.r.IntN(2) == 0 {
-		buckets(dp.Negative())
-	}
-	if g.r.IntN(2) == 0 {
-		dp.SetZeroCount(uint64(g.r.IntN(5)))
-		total += dp.ZeroCount()
-	}
-	if g.r.IntN(3) == 0 {
-		dp.SetZeroThreshold(1e-6)
-	}
-	dp.SetCount(total)
-	if g.r.IntN(5) > 0 {
-		dp.SetSum(g.r.NormFloat64() * float64(total))
-	}
-	g.exemplars(dp.Exemplars(), nil)
 }

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"slices"
@@ -71,12 +70,11 @@ func TestPrometheusParsesEveryScrape(t *testing.T) {
 		for _, openMetrics := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/enable_open_metrics=%v", strategy, openMetrics), func(t *testing.T) {
 				exp, url := startExporter(t, strategy, openMetrics)
-				start := time.Now().Add(-time.Hour).Truncate(time.Minute)
 				for seed := range uint64(12) {
 					// Each batch twice: cumulative points move on, aligned deltas accumulate.
+					g := otlprand.New(seed)
 					for i := range 2 {
-						md := otlprand.Metrics(rand.New(rand.NewPCG(seed, 3)), start.Add(time.Duration(i)*time.Minute), start.Add(time.Duration(i+1)*time.Minute))
-						require.NoError(t, exp.ConsumeMetrics(context.Background(), md))
+						require.NoError(t, exp.ConsumeMetrics(context.Background(), g.Batch(i)))
 					}
 				}
 				ref := settled(t, url)
@@ -265,7 +263,8 @@ func keyOf(lset labels.Labels) string {
 }
 
 // key identifies a sample: its name and sorted labels, with the numbers of
-// le and quantile labels in one spelling (formats write 1, 1.0 or 1e+00).
+// le and quantile labels in one spelling (formats write 1, 1.0 or 1e+00;
+// expfmt writes a bound of -0 as 0 in the text formats, -0 in protobuf).
 func key(name string, pairs [][2]string) string {
 	slices.SortFunc(pairs, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
 	var b strings.Builder
@@ -274,7 +273,7 @@ func key(name string, pairs [][2]string) string {
 		v := p[1]
 		if p[0] == model.BucketLabel || p[0] == model.QuantileLabel {
 			if f, err := strconv.ParseFloat(v, 64); err == nil {
-				v = strconv.FormatFloat(f, 'g', -1, 64)
+				v = formatBound(f)
 			}
 		}
 		b.WriteString("," + strconv.Quote(p[0]) + "=" + strconv.Quote(v))
@@ -293,7 +292,12 @@ func pairsOf(m *dto.Metric, extra ...string) [][2]string {
 	return pairs
 }
 
-func formatBound(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+func formatBound(f float64) string {
+	if f == 0 {
+		f = 0 // -0 too
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
 
 // expected is what a parser must read from a scrape of the reference
 // families in format: native histograms as histograms (protobuf) or as
