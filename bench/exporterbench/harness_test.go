@@ -309,9 +309,14 @@ func (in *instance) fetch(f promscrape.Format, enc string, w io.Writer) (int64, 
 // Content-Type. It notes a response that does not parse or does not hold the
 // samples of the text scrape (textSamples, target_info included), and
 // returns the size of the response as received.
-func (in *instance) checkFormat(tb testing.TB, f promscrape.Format, enc string, textSamples int, what string) int64 {
+func (in *instance) checkFormat(tb testing.TB, f promscrape.Format, enc string, textSamples int, textBytes int64, what string) int64 {
 	tb.Helper()
+	// Room for the whole response up front, as a scraper that reads the body
+	// before parsing it has: a buffer that doubles as it fills stops reading
+	// for as long as it copies, and the exporter cuts off a scraper that
+	// leaves a write blocked for 2 s (at 1M series the copies took that long).
 	var wire bytes.Buffer
+	wire.Grow(int(textBytes + textBytes/4))
 	n, contentType, err := in.fetch(f, enc, &wire)
 	if err != nil {
 		tb.Fatal(err)

@@ -48,7 +48,7 @@ func scrapeSize(b *testing.B, name string, sz workload.Size) {
 	in.noteLogs("loading " + sz.Name + " series")
 
 	// One text scrape, untimed: counts the samples and warms the server up.
-	samples, _ := in.countSamples(b)
+	samples, textBytes := in.countSamples(b)
 	if want := textSamples(workload.Gateway, agents); samples != want {
 		note("%s at %s series: the text scrape has %d samples, want %d", name, sz.Name, samples, want)
 	}
@@ -59,7 +59,7 @@ func scrapeSize(b *testing.B, name string, sz workload.Size) {
 		refSize := map[string]int64{}
 		for _, enc := range encodings {
 			what := fmt.Sprintf("%s at %s series, %s, %s", name, sz.Name, f.Name, enc)
-			refSize[enc] = in.checkFormat(b, f, enc, samples, what)
+			refSize[enc] = in.checkFormat(b, f, enc, samples, textBytes, what)
 		}
 		b.Run("format="+f.Name, func(b *testing.B) {
 			for _, enc := range encodings {
