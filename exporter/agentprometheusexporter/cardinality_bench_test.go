@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/component/componenttest"
 
@@ -62,29 +61,7 @@ func BenchmarkCardinality(b *testing.B) {
 	}
 
 	b.Run("IngestPause", func(b *testing.B) {
-		one := agentBatch(0, 1)
-		var worst, total time.Duration
-		var updates int
-		for range b.N {
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				getPage(b, url)
-			}()
-			for running := true; running; {
-				select {
-				case <-done:
-					running = false
-				default:
-					start := time.Now()
-					_ = exp.consumeMetrics(context.Background(), one)
-					d := time.Since(start)
-					worst, total, updates = max(worst, d), total+d, updates+1
-				}
-			}
-		}
-		b.ReportMetric(float64(worst)/float64(time.Millisecond), "max-update-ms")
-		b.ReportMetric(float64(total)/float64(updates)/float64(time.Microsecond), "mean-update-µs")
+		measureIngestPause(b, exp, func() { getPage(b, url) })
 	})
 }
 

@@ -17,14 +17,7 @@ func FuzzTextEquivalence(f *testing.F) {
 	for seed := range uint64(4) {
 		seeds = append(seeds, otlprand.New(seed).Batch(0))
 	}
-	seeds = append(seeds, fuzzSeeds()[0])
-	for _, md := range seeds {
-		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addOTLPSeeds(f, 0, append(seeds, fuzzSeeds()[0])...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
 		if err != nil {

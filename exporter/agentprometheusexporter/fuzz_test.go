@@ -22,17 +22,9 @@ import (
 // accumulation, out-of-order checks, position hints) run too, with the
 // default strategy and with UTF-8 names allowed.
 func FuzzIngestScrape(f *testing.F) {
-	for _, md := range fuzzSeeds() {
-		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-		if err != nil {
-			f.Fatal(err)
-		}
-		// The rows with a 64 KiB value or 500 attributes would make every
-		// mutation and minimisation slow; the table covers them.
-		if len(b) <= 8<<10 {
-			f.Add(b)
-		}
-	}
+	// The rows with a 64 KiB value or 500 attributes would make every
+	// mutation and minimisation slow; the table covers them.
+	addOTLPSeeds(f, 8<<10, fuzzSeeds()...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
 		if err != nil {
@@ -73,6 +65,20 @@ func FuzzIngestScrape(f *testing.F) {
 			}
 		}
 	})
+}
+
+// addOTLPSeeds adds each batch, marshalled as OTLP, to f's seed corpus;
+// maxBytes > 0 leaves out larger ones.
+func addOTLPSeeds(f *testing.F, maxBytes int, seeds ...pmetric.Metrics) {
+	for _, md := range seeds {
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if maxBytes <= 0 || len(b) <= maxBytes {
+			f.Add(b)
+		}
+	}
 }
 
 // fuzzScrape writes the scrape serve.go would, without HTTP: negotiated

@@ -17,13 +17,7 @@ func FuzzProtobufEquivalence(f *testing.F) {
 	for seed := range uint64(4) {
 		seeds = append(seeds, otlprand.New(seed).Batch(0))
 	}
-	for _, md := range seeds {
-		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	addOTLPSeeds(f, 0, seeds...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
 		if err != nil {

@@ -33,10 +33,7 @@ type familyNames struct {
 // render sets the names of a family called raw. OpenMetrics names a
 // counter's family without its _total suffix, and its _created sample too.
 func (n *familyNames) render(raw string, kind store.Kind, scheme model.EscapingScheme, om bool, memo *nameMemo) {
-	base := raw
-	if scheme != model.NoEscaping && !model.IsValidLegacyMetricName(raw) {
-		base = memo.escape(raw, scheme)
-	}
+	base := memo.metricName(raw, scheme)
 	n.arena = n.arena[:0]
 	stem := base
 	if kind == store.KindCounter {
@@ -91,6 +88,16 @@ type nameKey struct {
 // escape is model.EscapeName(raw, scheme).
 func (m *nameMemo) escape(raw string, scheme model.EscapingScheme) string {
 	return m.get(nameKey{raw, scheme, false}, func() string { return model.EscapeName(raw, scheme) })
+}
+
+// metricName is a family name as expfmt escapes it for scheme
+// (model.EscapeMetricFamily's rule): a legacy name as it is, any other by
+// model.EscapeName.
+func (m *nameMemo) metricName(raw string, scheme model.EscapingScheme) string {
+	if scheme == model.NoEscaping || model.IsValidLegacyMetricName(raw) {
+		return raw
+	}
+	return m.escape(raw, scheme)
 }
 
 // escapeLabel is underscoreLabelName(raw).

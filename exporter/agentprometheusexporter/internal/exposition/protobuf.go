@@ -43,7 +43,7 @@ func WriteProtobuf(w io.Writer, st *store.Store, opts Options, scheme model.Esca
 		for _, ti := range infos {
 			p.targetInfo(ti)
 		}
-		p.familyHeader(escapedMetricName(opts.TargetInfoName, scheme), "Target metadata", dto.MetricType_GAUGE)
+		p.familyHeader(p.memo.metricName(opts.TargetInfoName, scheme), "Target metadata", dto.MetricType_GAUGE)
 	}
 	for _, f := range st.Families() {
 		p.family(f)
@@ -77,8 +77,9 @@ type protoWriter struct {
 	err    error
 	opts   Options
 	scheme model.EscapingScheme
-	buf    []byte // families ready to be written
-	body   []byte // the metrics of the current family
+	memo   nameMemo // escaped names, kept with the pooled writer
+	buf    []byte   // families ready to be written
+	body   []byte   // the metrics of the current family
 	// metrics counts the metrics in body: a family without any is left out.
 	metrics int
 	kind    store.Kind
@@ -171,7 +172,7 @@ func (p *protoWriter) family(f *store.Family) {
 	default:
 		typ = dto.MetricType_GAUGE
 	}
-	p.familyHeader(escapedMetricName(f.Name, p.scheme), f.Help, typ)
+	p.familyHeader(p.memo.metricName(f.Name, p.scheme), f.Help, typ)
 }
 
 // familyHeader writes the family's length, name, help and type, then the
@@ -666,39 +667,4 @@ func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingSc
 		b = protowire.AppendString(b, value)
 	}
 	return b
-}
-
-// escapedMetricName is a family name as expfmt escapes it for scheme:
-// legacy names as they are, others by model.EscapeName, cached.
-func escapedMetricName(name string, scheme model.EscapingScheme) string {
-	if scheme == model.NoEscaping || model.IsValidLegacyMetricName(name) {
-		return name
-	}
-	key := escapedKey{name, scheme}
-	escapedNames.mu.RLock()
-	escaped, ok := escapedNames.m[key]
-	escapedNames.mu.RUnlock()
-	if ok {
-		return escaped
-	}
-	escaped = model.EscapeName(name, scheme)
-	escapedNames.mu.Lock()
-	if escapedNames.m == nil || len(escapedNames.m) >= nameCacheLimit {
-		escapedNames.m = map[escapedKey]string{} // starting over costs only re-escaping the names in use
-	}
-	escapedNames.m[key] = escaped
-	escapedNames.mu.Unlock()
-	return escaped
-}
-
-type escapedKey struct {
-	name   string
-	scheme model.EscapingScheme
-}
-
-const nameCacheLimit = 1 << 14
-
-var escapedNames struct {
-	mu sync.RWMutex
-	m  map[escapedKey]string
 }
