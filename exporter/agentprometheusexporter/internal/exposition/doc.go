@@ -1,13 +1,17 @@
 // Package exposition writes the store as a Prometheus exposition.
 //
-// The text formats and OpenMetrics 1.0 are written straight from copies of
+// The text formats, OpenMetrics 1.0 and delimited protobuf are written straight from copies of
 // the store's series (store.Snapshot) and their pre-rendered label sets by
 // one writer core (writer.go); each format is a file that writes its lines
 // with the core's helpers (text.go, openmetrics.go), names and label sets
 // are rendered for the scrape's escaping scheme by names.go and labelset.go.
 // No client_model objects, descriptors or Gather pass per scrape.
 //
-// Protobuf goes through client_model families and expfmt's encoder
-// (dto.go), which is also what the direct writers are tested against: they
-// write what expfmt writes for the same families.
+// Protobuf has a writer of its own (protobuf.go) that appends the wire
+// format with protowire.
+//
+// client_model families and expfmt's encoder (dto.go) serve the formats
+// Prometheus never negotiates (OpenMetrics 2.0) and are what the direct
+// writers are tested against: they write what expfmt writes for the same
+// families.
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"

@@ -17,8 +17,8 @@ import (
 )
 
 // WriteEncoded writes every family with expfmt's encoder for format: the
-// path for protobuf (which carries native histograms, exemplars and created
-// timestamps), and the reference the direct writers are tested against.
+// path for formats without a direct writer (OpenMetrics 2.0), and the
+// reference the direct writers are tested against.
 // Families are encoded one at a time so that memory stays bounded by the
 // largest family.
 func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
