@@ -140,7 +140,8 @@ func TestScanSpreadsOverTheFamily(t *testing.T) {
 		var w store.Writer
 		require.True(t, st.Write(&w, "g", store.KindGauge, "", "", res, 1))
 		for i := range per {
-			w.Put([]byte(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i)))
+			set, _ := store.ParseLabels(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i))
+			w.Put(set.Names, []byte(set.Values))
 		}
 		f = w.Family()
 		w.Close()

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -34,7 +33,7 @@ type scan struct {
 	series    int64
 	complete  bool
 
-	labels []string
+	labels []store.LabelSet
 	res    []*store.Resource
 }
 
@@ -104,15 +103,10 @@ func spreadOrder(n int) iter.Seq[int] {
 	}
 }
 
-// add counts the pairs of one rendered label set.
-func (sc *scan) add(labels string) {
+// add counts the pairs of one label set.
+func (sc *scan) add(labels store.LabelSet) {
 	sc.series++
-	pairs := exposition.ReadPairs(labels)
-	for {
-		name, value, ok := pairs.Next()
-		if !ok {
-			return
-		}
+	for name, value := range labels.All() {
 		lc := sc.names[name]
 		if lc == nil {
 			lc = &labelCount{name: name}

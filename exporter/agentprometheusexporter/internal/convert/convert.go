@@ -152,11 +152,16 @@ type worker struct {
 	vals  []pcommon.Value
 	pairs []labelPair
 	key   []byte // the resource's store key: job, 0xff, instance
-	buf   []byte // backs lbl
-	lbl   []byte // the rendered label set of the current point
-	tmpl  template
-	id    descriptors.Identity
-	last  *descriptors.Descriptor
+	buf   []byte // scratch for target_info
+	// names and values are the label set of the current point, as
+	// store.LabelSet holds it; absent marks the labels of its descriptor
+	// that the point leaves out.
+	names  *store.LabelNames
+	values []byte
+	absent []byte
+	tmpl   template
+	id     descriptors.Identity
+	last   *descriptors.Descriptor
 
 	wr store.Writer // the metric being written
 

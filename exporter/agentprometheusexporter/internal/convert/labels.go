@@ -3,6 +3,7 @@ package convert // import "github.com/statsgate/statsgate/exporter/agentpromethe
 import (
 	"cmp"
 	"slices"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -12,14 +13,16 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// labels renders the label set of a point of family f into w.lbl and returns
-// false when an attribute name cannot be translated.
+// labels renders the values of a point of family f into w.values, with
+// their names in w.names, and returns false when an attribute name cannot
+// be translated.
 //
 // The hot path is the memo: consecutive points of a metric nearly always have
 // the same attribute keys, so the previous descriptor is checked first with a
 // few string comparisons; the LRU is consulted only when the keys change.
 // The descriptor's template for the current scope then renders the point
-// with one copy per run of base labels.
+// with one copy per run of base values. The names come from the descriptor:
+// a series keeps only its values.
 func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
 	d := w.last
 	if d != nil && (d.Family != f.Name || d.BaseSig != w.baseSig || len(d.Keys) != attrs.Len()) {
@@ -45,35 +48,43 @@ func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
 		w.last = d
 		w.tmpl.compile(d, w.base)
 	}
+	var absent bool
 	if w.tmpl.ok {
-		w.buf = w.tmpl.render(w.buf[:0], w.vals)
-		w.lbl = w.buf[min(1, len(w.buf)):] // drop the leading comma
+		w.values, w.absent, absent = w.tmpl.render(w.values[:0], w.vals, w.absent)
 	} else {
-		w.buf = w.render(w.buf[:0], d)
-		w.lbl = w.buf
+		w.values, absent = w.render(w.values[:0], d)
+	}
+	w.names = d.Names
+	if absent {
+		w.names = d.Reduced(w.absent)
 	}
 	return true
 }
 
-// template is a descriptor's label set with the current scope's base label
-// values filled in: runs of base labels are literal bytes between the slots
-// of the point attributes. Every label is written as `,name="value"`; the
-// caller drops the first comma.
+// template is a descriptor's values with the current scope's base label
+// values filled in: runs of base values are literal bytes between the slots
+// of the point attributes. Every value is written after its length
+// (store.LabelSet).
 type template struct {
 	ok     bool // false when collisions involve point attributes: render() then
 	pieces []piece
 	arena  []byte
 	group  []byte // scratch for one label's value
+	// absent marks the labels whose base values are empty, per label of the
+	// descriptor's names; any says that one is.
+	absent []byte
+	any    bool
 }
 
 type piece struct {
-	lit  []byte // literal run of base labels; nil for an attribute slot
-	open string // `,name="` of an attribute slot
-	attr int    // index of the point attribute
+	lit   []byte // literal run of base values; nil for an attribute slot
+	label int    // label of an attribute slot
+	attr  int    // index of the point attribute
 }
 
 func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
-	t.ok, t.pieces, t.arena = true, t.pieces[:0], t.arena[:0]
+	t.ok, t.pieces, t.arena, t.any = true, t.pieces[:0], t.arena[:0], false
+	t.absent = append(t.absent[:0], make([]byte, len(d.Names.Names))...)
 	litStart := -1
 	flush := func() {
 		if litStart >= 0 && litStart < len(t.arena) {
@@ -83,19 +94,19 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 	}
 	for i := 0; i < len(d.Steps); i++ {
 		st := d.Steps[i]
-		joined := i+1 < len(d.Steps) && d.Steps[i+1].Prefix == ""
+		joined := i+1 < len(d.Steps) && d.Steps[i+1].Joined
 		if st.Source >= 0 {
 			if joined {
 				t.ok = false
 				return
 			}
 			flush()
-			t.pieces = append(t.pieces, piece{open: st.Open, attr: st.Source})
+			t.pieces = append(t.pieces, piece{label: st.Label, attr: st.Source})
 			continue
 		}
 		// A base label, possibly joined with further base labels.
 		group := append(t.group[:0], base[-st.Source-1].value...)
-		for i+1 < len(d.Steps) && d.Steps[i+1].Prefix == "" {
+		for i+1 < len(d.Steps) && d.Steps[i+1].Joined {
 			i++
 			if d.Steps[i].Source >= 0 {
 				t.ok = false
@@ -105,55 +116,53 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 		}
 		t.group = group
 		if len(group) == 0 {
-			continue // an empty label is an absent one
+			t.absent[st.Label], t.any = 1, true // an empty label is an absent one
+			continue
 		}
 		if litStart < 0 {
 			litStart = len(t.arena)
 		}
-		t.arena = append(t.arena, ',')
-		t.arena = append(t.arena, st.Prefix...)
-		t.arena = append(t.arena, group...)
-		t.arena = append(t.arena, '"')
+		t.arena = store.AppendValue(t.arena, unsafeString(group))
 	}
 	flush()
 }
 
-func (t *template) render(b []byte, vals []pcommon.Value) []byte {
+// render appends the values of a point; absent is scratch for the labels
+// left out, which it returns, and any says whether there are such labels.
+func (t *template) render(b []byte, vals []pcommon.Value, absent []byte) (out, absentOut []byte, any bool) {
+	absent, any = append(absent[:0], t.absent...), t.any
 	for i := range t.pieces {
 		p := &t.pieces[i]
 		if p.lit != nil {
 			b = append(b, p.lit...)
 			continue
 		}
-		start := len(b)
-		b = append(b, p.open...)
-		valueStart := len(b)
+		var at int
+		b, at = store.OpenValue(b)
 		b = appendValue(b, vals[p.attr])
-		if len(b) == valueStart {
-			b = b[:start] // an empty label is an absent one
+		if len(b) == at+1 {
+			b = b[:at]
+			absent[p.label], any = 1, true // an empty label is an absent one
 			continue
 		}
-		b = append(b, '"')
+		b = store.CloseValue(b, at)
 	}
-	return b
+	return b, absent, any
 }
 
-// render appends the label set: groups of steps that share a label name,
-// separated by commas; a label whose value is empty is left out, as
-// Prometheus treats an empty label as an absent one.
-func (w *worker) render(b []byte, d *descriptors.Descriptor) []byte {
-	groupStart, valueStart := -1, 0
+// render appends the values of a point step by step, the values of steps
+// that share a label joined by ';'; a label whose value is empty is marked
+// in w.absent, as Prometheus treats an empty label as an absent one.
+func (w *worker) render(b []byte, d *descriptors.Descriptor) (out []byte, absent bool) {
+	w.absent = append(w.absent[:0], make([]byte, len(d.Names.Names))...)
+	label, at := -1, 0
 	for _, st := range d.Steps {
-		if st.Prefix != "" {
-			b = w.closeGroup(b, groupStart, valueStart)
-			groupStart = len(b)
-			if groupStart > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, st.Prefix...)
-			valueStart = len(b)
-		} else {
+		if st.Joined {
 			b = append(b, promtext.Separator)
+		} else {
+			b, absent = closeValue(b, w.absent, label, at, absent)
+			label = st.Label
+			b, at = store.OpenValue(b)
 		}
 		if st.Source >= 0 {
 			b = appendValue(b, w.vals[st.Source])
@@ -161,17 +170,21 @@ func (w *worker) render(b []byte, d *descriptors.Descriptor) []byte {
 			b = append(b, w.base[-st.Source-1].value...)
 		}
 	}
-	return w.closeGroup(b, groupStart, valueStart)
+	b, absent = closeValue(b, w.absent, label, at, absent)
+	return b, absent
 }
 
-func (*worker) closeGroup(b []byte, groupStart, valueStart int) []byte {
+// closeValue ends the value of label opened at at: with its length, or
+// taken out and marked absent when it is empty.
+func closeValue(b, absentLabels []byte, label, at int, absent bool) ([]byte, bool) {
 	switch {
-	case groupStart < 0:
-		return b
-	case len(b) == valueStart:
-		return b[:groupStart]
+	case label < 0:
+		return b, absent
+	case len(b) == at+1:
+		absentLabels[label] = 1
+		return b[:at], true
 	default:
-		return append(b, '"')
+		return store.CloseValue(b, at), absent
 	}
 }
 
@@ -253,14 +266,15 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 
 	desc := &descriptors.Descriptor{Identity: w.id, Steps: make([]descriptors.Step, len(plan))}
 	desc.Keys = slices.Clone(w.keys)
+	var names []string
 	for i, p := range plan {
-		st := descriptors.Step{Source: p.source}
-		if i == 0 || plan[i-1].name != p.name {
-			st.Prefix = p.name + `="`
-			st.Open = "," + st.Prefix
+		joined := i > 0 && plan[i-1].name == p.name
+		if !joined {
+			names = append(names, p.name)
 		}
-		desc.Steps[i] = st
+		desc.Steps[i] = descriptors.Step{Label: len(names) - 1, Joined: joined, Source: p.source}
 	}
+	desc.Names = store.NewLabelNames(names)
 	return desc
 }
 
@@ -285,7 +299,7 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 		if i > 0 && w.pairs[i-1].name == p.name {
 			b = append(b, promtext.Separator)
 		} else {
-			b = w.closeGroup(b, groupStart, valueStart)
+			b = closeGroup(b, groupStart, valueStart)
 			groupStart = len(b)
 			if groupStart > 0 {
 				b = append(b, ',')
@@ -300,7 +314,22 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 			b = appendValue(b, p.value)
 		}
 	}
-	return w.closeGroup(b, groupStart, valueStart)
+	return closeGroup(b, groupStart, valueStart)
+}
+
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// closeGroup ends a label of a rendered set: with its '"', or taken out
+// whole when its value is empty.
+func closeGroup(b []byte, groupStart, valueStart int) []byte {
+	switch {
+	case groupStart < 0:
+		return b
+	case len(b) == valueStart:
+		return b[:groupStart]
+	default:
+		return append(b, '"')
+	}
 }
 
 // labelPair is a target_info label: an attribute value, or raw bytes.

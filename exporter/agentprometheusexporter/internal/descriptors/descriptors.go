@@ -5,15 +5,19 @@
 //
 // A Descriptor plays the part a prometheus.Desc plays in a collector: it is
 // the per-(family, label names) work done once — sanitising names with
-// otlptranslator, ordering them, merging collisions, pre-rendering each
-// `name="` prefix — so that a data point only has to append its values.
+// otlptranslator, ordering them, merging collisions — and it holds the set
+// of label names that its series share, so that a data point only has to
+// append its values and a series stores nothing else.
 package descriptors // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 
 import (
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 // Identity is what a descriptor is keyed by.
@@ -33,13 +37,11 @@ func (id *Identity) equal(o *Identity) bool {
 
 // Step appends one label value while rendering a label set.
 type Step struct {
-	// Prefix opens a label, e.g. `job="`; empty when the value joins the
-	// previous label's value with ';' because both names sanitise to the
-	// same label name.
-	Prefix string
-	// Open is Prefix with a leading comma, for templates that write every
-	// label as `,name="value"`.
-	Open string
+	// Label is the index of the label, in Names, that the value belongs to.
+	Label int
+	// Joined says that the value joins the previous step's with ';' in one
+	// label: both names sanitise to the same label name.
+	Joined bool
 	// Source is the index of the point attribute that supplies the value, or
 	// -(i+1) for base label i.
 	Source int
@@ -49,6 +51,44 @@ type Step struct {
 type Descriptor struct {
 	Identity
 	Steps []Step
+	// Names are the label names of the set, which the series of the
+	// descriptor share (store.LabelNames).
+	Names *store.LabelNames
+
+	mu sync.Mutex
+	// reduced holds the sets of fewer names, for points that leave labels
+	// empty, by their absent labels (see Reduced).
+	reduced map[string]*store.LabelNames
+}
+
+// maxReduced bounds the reduced sets a descriptor keeps; further ones are
+// made for each point that needs them.
+const maxReduced = 64
+
+// Reduced returns the names left when the labels marked in absent are left
+// out: absent holds one byte per label of Names, nonzero for an absent one.
+// Prometheus treats an empty label as an absent one, so a point with an
+// empty value belongs to the series without that label.
+func (d *Descriptor) Reduced(absent []byte) *store.LabelNames {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if n, ok := d.reduced[string(absent)]; ok {
+		return n
+	}
+	names := make([]string, 0, len(d.Names.Names))
+	for i, name := range d.Names.Names {
+		if absent[i] == 0 {
+			names = append(names, name)
+		}
+	}
+	n := store.NewLabelNames(names)
+	if len(d.reduced) < maxReduced {
+		if d.reduced == nil {
+			d.reduced = map[string]*store.LabelNames{}
+		}
+		d.reduced[string(absent)] = n
+	}
+	return n
 }
 
 // Cache is an LRU-bounded descriptor cache.

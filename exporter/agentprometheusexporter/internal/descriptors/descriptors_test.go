@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 func TestCacheIsBoundedAndCounts(t *testing.T) {
@@ -33,4 +35,12 @@ func TestHashCollisionIsAMiss(t *testing.T) {
 	assert.Nil(t, c.Get(7, &other), "same hash, other label names")
 	same := Identity{Family: "a", Keys: []string{"x"}}
 	assert.NotNil(t, c.Get(7, &same))
+}
+
+func TestReducedSetsLeaveAbsentLabelsOutAndAreShared(t *testing.T) {
+	d := &Descriptor{Names: store.NewLabelNames([]string{"a", "b", "c"})}
+	got := d.Reduced([]byte{0, 1, 0})
+	assert.Equal(t, []string{"a", "c"}, got.Names)
+	assert.Same(t, got, d.Reduced([]byte{0, 1, 0}), "made once per descriptor")
+	assert.Empty(t, d.Reduced([]byte{1, 1, 1}).Names)
 }

@@ -1,7 +1,7 @@
 // Package exposition writes the store as a Prometheus exposition.
 //
 // The text formats, OpenMetrics 1.0 and delimited protobuf are written straight from copies of
-// the store's series (store.Snapshot) and their pre-rendered label sets by
+// the store's series (store.Snapshot) and their label sets by
 // one writer core (writer.go); each format is a file that writes its lines
 // with the core's helpers (text.go, openmetrics.go), names and label sets
 // are rendered for the scrape's escaping scheme by names.go and labelset.go.

@@ -81,7 +81,7 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 		if shown == store.ShowNothing {
 			return
 		}
-		m := &dto.Metric{Label: labels(s.Labels)}
+		m := &dto.Metric{Label: labels(s.Labels.Text())}
 		if shown == store.ShowZero {
 			if opts.SendTimestamps {
 				m.TimestampMs = ptr(s.HeldTimestamp() / 1e6)

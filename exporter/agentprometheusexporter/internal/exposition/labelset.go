@@ -9,10 +9,12 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// pairReader reads the pairs of a rendered label set (store.Series.Labels)
-// in order, without allocating: `a="x",b="y\"z"`. Names and values stay as
+// pairReader reads the pairs of a label set written as text
+// (store.LabelSet.AppendText, store.Exemplar) in order, without allocating:
+// `a="x",b="y\"z"`. Names and values stay as
 // rendered, escaped as text-format label values (names are escaped alike
 // when UTF-8 names are allowed, see convert); unescape them with
 // promtext.AppendUnescaped for formats that carry raw strings.
@@ -42,17 +44,20 @@ func (r *pairReader) next() (name, value string, ok bool) {
 // labelSets renders the label sets of a scrape for its escaping scheme, as
 // expfmt writes the label pairs that parseLabels reads out of the same set.
 //
-// A set whose names are all legacy label names is written as stored, in
-// every scheme: that is every set of a store without UTF-8 names, and the
-// store finds it out once per series (store.Series.PlainNames). Any other
-// set is written again, its names quoted or escaped, into a buffer of its
-// own.
+// A set whose names are all legacy label names is written as the text
+// formats write it, in every scheme: that is every set of a store without
+// UTF-8 names, and the store finds it out once per set of names
+// (store.LabelNames.Plain). Any other set is written again, its names
+// quoted or escaped, into a buffer of its own.
 type labelSets struct {
-	// set is the current series' label set as its lines write it, without
-	// braces; it points into buf when it was rendered.
-	set   string
-	buf   []byte
-	pairs []labelPair // scratch of the sets that are rendered
+	// text is the current series' set as the text formats write it, with
+	// its names as stored; set is the set as its lines write it, without
+	// braces. Both point into buffers of labelSets.
+	text    string
+	set     string
+	textBuf []byte
+	buf     []byte
+	pairs   []labelPair // scratch of the sets that are rendered
 	// recent is, per position in a set, the last name escaped there: the
 	// series of a family have their names at the same positions, so the
 	// memo is asked about a name once per run of series, not per series.
@@ -67,15 +72,23 @@ type labelPair struct {
 	out         string // the name as written, when renaming merges labels
 }
 
-// series sets set to a series' labels; plain is store.Series.PlainNames.
-func (l *labelSets) series(labels string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
+// series sets text and set to a series' labels.
+func (l *labelSets) series(labels store.LabelSet, scheme model.EscapingScheme, memo *nameMemo) {
+	l.textBuf = labels.AppendText(l.textBuf[:0])
+	// Strings over the buffers without a copy: they are not written again
+	// before the next series replaces text and set.
+	l.rendered(unsafe.String(unsafe.SliceData(l.textBuf), len(l.textBuf)), labels.Names.Plain, scheme, memo)
+}
+
+// rendered sets text and set to a set written as text, whose names are all
+// legacy label names when plain is set.
+func (l *labelSets) rendered(text string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
+	l.text = text
 	if plain {
-		l.set = labels
+		l.set = text
 		return
 	}
-	l.buf = l.appendSet(l.buf[:0], labels, scheme, memo)
-	// A string over buf without a copy: buf is not written again before the
-	// next series replaces set.
+	l.buf = l.appendSet(l.buf[:0], text, scheme, memo)
 	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
 }
 

@@ -4,7 +4,9 @@ import (
 	"io"
 	"math"
 	"sort"
+	"strings"
 	"sync"
+	"unsafe"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/model"
@@ -38,6 +40,7 @@ import (
 func WriteProtobuf(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
 	p := protoPool.Get().(*protoWriter)
 	p.w, p.opts, p.scheme, p.err, p.buf = w, opts, scheme, nil, p.buf[:0]
+	p.names = nil // found out under another scrape's scheme
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		p.body = p.body[:0]
 		for _, ti := range infos {
@@ -88,6 +91,12 @@ type protoWriter struct {
 	// exemplarAt is, per bucket of a classic histogram, the index of the
 	// exemplar it carries (-1 for none); the last slot is the +Inf bucket.
 	exemplarAt []int
+	text       []byte // a series' labels as the text formats write them
+	// names is the last set of label names seen, and direct whether its
+	// sets are written from the set (appendSet): the series of a family
+	// share one set of names, so this is found out once per family.
+	names  *store.LabelNames
+	direct bool
 }
 
 func (p *protoWriter) flush() {
@@ -226,7 +235,7 @@ func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
 	b = append(b, tagFamilyMetric)
 	at := len(b)
 	b = append(b, 0, 0) // most metrics are 128 bytes to 16 KiB long
-	b = appendLabels(b, tagLabel, s.Labels, p.scheme)
+	b = p.appendSet(b, s.Labels)
 	if s.Held {
 		b = p.held(b, s)
 		return closeMessage(b, at, 2)
@@ -519,7 +528,8 @@ func closeMessage(b []byte, at, room int) []byte {
 	return b
 }
 
-// appendLabels appends each pair of a rendered label set as a LabelPair
+// appendLabels appends each pair of a label set written as text
+// (store.LabelSet.AppendText) as a LabelPair
 // field with the given tag: names and values unescaped, names sorted and
 // escaped as WriteEncoded and expfmt do (parseLabels, escapeLabelNames,
 // model.EscapeMetricFamily).
@@ -590,6 +600,70 @@ func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme
 		}
 	}
 	return b
+}
+
+// appendSet appends the pairs of a series' label set as LabelPair fields,
+// straight from its names and values when the names are written as stored:
+// sorted, without an escape, and, unless scheme is NoEscaping, legacy label
+// names other than __name__. Other sets are written as text and take
+// appendLabels. Straight from the set, BenchmarkWriteProtobuf takes 28 ns
+// per sample instead of 57 by way of the text (44 when the store kept text).
+func (p *protoWriter) appendSet(b []byte, set store.LabelSet) []byte {
+	if set.Names != p.names {
+		p.names, p.direct = set.Names, directNames(set.Names.Names, p.scheme)
+	}
+	if !p.direct {
+		p.text = set.AppendText(p.text[:0])
+		return appendLabels(b, tagLabel, unsafe.String(unsafe.SliceData(p.text), len(p.text)), p.scheme)
+	}
+	v := set.Values
+	for _, name := range set.Names.Names {
+		value, rest, ok := "", "", false
+		if len(v) > 0 && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
+			value, rest, ok = v[1:1+v[0]], v[1+v[0]:], true // store.NextValue without a call
+		} else {
+			value, rest, ok = store.NextValue(v)
+		}
+		if !ok {
+			break
+		}
+		v = rest
+		n := len(value)
+		if strings.IndexByte(value, '\\') >= 0 {
+			n = unescapedLen(value)
+		}
+		b = append(b, tagLabel)
+		b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(n)))
+		b = append(b, tagPairName)
+		b = appendVarint(b, uint64(len(name)))
+		b = append(b, name...)
+		b = append(b, tagPairValue)
+		b = appendVarint(b, uint64(n))
+		if n == len(value) {
+			b = append(b, value...)
+		} else {
+			b = promtext.AppendUnescaped(b, value)
+		}
+	}
+	return b
+}
+
+// directNames reports whether appendSet writes sets of these names
+// straight: as appendLabels would in its one pass.
+func directNames(names []string, scheme model.EscapingScheme) bool {
+	for i, name := range names {
+		if i > 0 && names[i-1] >= name {
+			return false
+		}
+		if scheme == model.NoEscaping {
+			if name == "" || strings.ContainsAny(name, `\"=`) {
+				return false
+			}
+		} else if !promtext.IsLegacyLabelName(name) || name == model.MetricNameLabel {
+			return false
+		}
+	}
+	return true
 }
 
 // The classes of labelBytes.

@@ -94,8 +94,9 @@ func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingSche
 		t.family(opts.TargetInfoName, targetInfoHelp, store.KindGauge)
 		for _, ti := range infos {
 			// In the writer, not on the stack: the formats take a pointer.
-			t.info = store.Snapshot{Labels: ti.Labels, PlainNames: promtext.PlainNames(ti.Labels), Timestamp: ti.Updated, Value: 1}
-			t.series(&t.info)
+			t.info = store.Snapshot{Timestamp: ti.Updated, Value: 1}
+			t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
+			t.format.series(t, &t.info)
 		}
 	}
 	for _, fam := range st.Families() {
@@ -147,7 +148,7 @@ func (t *writer) family(name, help string, kind store.Kind) {
 }
 
 func (t *writer) series(s *store.Snapshot) {
-	t.sets.series(s.Labels, s.PlainNames, t.scheme, &t.memo)
+	t.sets.series(s.Labels, t.scheme, &t.memo)
 	t.format.series(t, s)
 }
 

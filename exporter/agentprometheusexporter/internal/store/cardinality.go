@@ -121,7 +121,7 @@ func (f *Family) HeldBy(r *Resource) int {
 // resource's series are copied. It appends to labels and res and returns
 // them with the number of series the family holds now. A series that a
 // removal moves between two calls may be seen twice or not at all.
-func (f *Family) ScanChunk(start int, of *Resource, labels []string, res []*Resource) ([]string, []*Resource, int) {
+func (f *Family) ScanChunk(start int, of *Resource, labels []LabelSet, res []*Resource) ([]LabelSet, []*Resource, int) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	end := min(start+chunk, len(f.series))

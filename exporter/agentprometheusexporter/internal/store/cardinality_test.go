@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,7 +18,7 @@ func TestCardinalityCounts(t *testing.T) {
 	upsert := func(f *Family, r *Resource, labels string, now int64) Outcome {
 		f.lock()
 		defer f.mu.Unlock()
-		_, out := f.upsert([]byte(labels), HashLabels([]byte(labels)), r, now)
+		_, out := upsertText(t, f, labels, 0, r, now)
 		return out
 	}
 	for _, l := range []string{`id="1"`, `id="2"`, `id="3"`, `id="4"`} {
@@ -41,7 +42,7 @@ func TestCardinalityCounts(t *testing.T) {
 	// A deletion and an expiry give the slots back; a resource holding
 	// nothing more in a family no longer counts as one of its senders.
 	g.lock()
-	require.True(t, g.delete([]byte(`k="a"`), HashLabels([]byte(`k="a"`))))
+	require.True(t, deleteText(t, g, `k="a"`, 0))
 	g.mu.Unlock()
 	assert.Equal(t, FamilyStat{Family: g, Series: 3, Resources: 1}, g.Stat())
 	assert.Equal(t, 1, st.Sweep(2)) // c's k="a" was last updated at 1
@@ -57,11 +58,11 @@ func TestScanChunk(t *testing.T) {
 	f.lock()
 	n := ChunkSize + 10
 	for i := range n {
-		r, l := a, []byte{'x', byte('0' + i%10), byte(i >> 8), byte(i)}
+		r, l := a, fmt.Sprintf(`x="%d"`, i)
 		if i%2 == 1 {
 			r = b
 		}
-		_, out := f.upsert(l, HashLabels(l), r, 1)
+		_, out := upsertText(t, f, l, 0, r, 1)
 		require.Equal(t, Created, out)
 	}
 	f.mu.Unlock()

@@ -3,10 +3,6 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 import (
 	"sync"
 	"time"
-
-	"github.com/cespare/xxhash/v2"
-
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 )
 
 // chunk bounds how many series a scrape or sweep handles per lock hold, so
@@ -27,7 +23,7 @@ type Family struct {
 	// index maps a label-set hash to the series' position; overflow holds the
 	// rare series whose hash another label set already took.
 	index    map[uint64]int32
-	overflow map[string]int32
+	overflow map[overflowKey]int32
 	// hints remember, per resource, the series each point position of its
 	// previous batch resolved to: agents send the same shape every time, so
 	// most points find their series without hashing or probing the index.
@@ -45,9 +41,6 @@ const (
 	RefusedMaxSeries
 	RefusedMaxSeriesPerResource
 )
-
-// HashLabels hashes a rendered label set.
-func HashLabels(labels []byte) uint64 { return xxhash.Sum64(labels) }
 
 // lockSpin is how long lock retries before it sleeps: longer than a scrape
 // holds the read lock to copy one chunk of series (tens of µs).
@@ -71,23 +64,23 @@ func (f *Family) lock() {
 	f.mu.Lock()
 }
 
-// lookup finds a series by its rendered labels; call with a lock held.
-func (f *Family) lookup(labels []byte, hash uint64) (int32, bool) {
-	if i, ok := f.index[hash]; ok && f.series[i].Labels == string(labels) {
+// lookup finds a series by its labels; call with a lock held.
+func (f *Family) lookup(names *LabelNames, values []byte, hash uint64) (int32, bool) {
+	if i, ok := f.index[hash]; ok && f.series[i].Labels.is(names, values) {
 		return i, true
 	}
 	if len(f.overflow) > 0 {
-		i, ok := f.overflow[string(labels)]
+		i, ok := f.overflow[overflowKey{names.key, string(values)}]
 		return i, ok
 	}
 	return 0, false
 }
 
 // upsert returns the series with these labels, creating it when the limits
-// allow. The labels are copied only when a series is created. Call with the
+// allow. The values are copied only when a series is created. Call with the
 // family locked.
-func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
-	if i, ok := f.lookup(labels, hash); ok {
+func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+	if i, ok := f.lookup(names, values, hash); ok {
 		s := f.series[i]
 		s.updated = now
 		return s, Updated
@@ -104,10 +97,9 @@ func (f *Family) upsert(labels []byte, hash uint64, res *Resource, now int64) (*
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: string(labels), hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
-	s.PlainNames = promtext.PlainNames(s.Labels)
+	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
 	if _, taken := f.index[hash]; taken {
-		f.overflow[s.Labels] = s.index
+		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {
 		f.index[hash] = s.index
 	}
@@ -128,9 +120,9 @@ func (f *Family) hintsOf(res *Resource) *[]*Series {
 
 // reuse returns the series hinted at position i when it still exists and has
 // these labels, marking it updated. Call with the family locked.
-func (f *Family) reuse(h *[]*Series, i int, labels []byte, now int64) *Series {
+func (f *Family) reuse(h *[]*Series, i int, names *LabelNames, values []byte, now int64) *Series {
 	if i < len(*h) {
-		if s := (*h)[i]; s != nil && !s.removed && s.Labels == string(labels) {
+		if s := (*h)[i]; s != nil && !s.removed && s.Labels.is(names, values) {
 			s.updated = now
 			return s
 		}
@@ -148,8 +140,8 @@ func (f *Family) remember(h *[]*Series, i int, s *Series) {
 }
 
 // delete removes the series with these labels, if any. Call with the family locked.
-func (f *Family) delete(labels []byte, hash uint64) bool {
-	i, ok := f.lookup(labels, hash)
+func (f *Family) delete(names *LabelNames, values []byte, hash uint64) bool {
+	i, ok := f.lookup(names, values, hash)
 	if ok {
 		f.remove(i)
 	}
@@ -172,7 +164,7 @@ func (f *Family) remove(i int32) {
 			}
 		}
 	} else {
-		delete(f.overflow, s.Labels)
+		delete(f.overflow, s.Labels.overflowKey())
 	}
 	last := int32(len(f.series) - 1)
 	if i != last {
@@ -182,7 +174,7 @@ func (f *Family) remove(i int32) {
 		if j, ok := f.index[moved.hash]; ok && j == last {
 			f.index[moved.hash] = i
 		} else {
-			f.overflow[moved.Labels] = i
+			f.overflow[moved.Labels.overflowKey()] = i
 		}
 	}
 	f.series[last] = nil

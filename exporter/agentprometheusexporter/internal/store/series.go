@@ -3,17 +3,13 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 // Series is the latest state of one exposed series. Fields are written by
 // ingestion under the family's write lock and read by scrapes under its read lock.
 type Series struct {
-	// Labels is the rendered, escaped, name-sorted label set without braces,
-	// e.g. `instance="a",job="b"`; it is the series' identity in its family.
-	Labels  string
-	hash    uint64
-	index   int32
-	removed bool // taken out of its family; position hints must not reuse it
-	// PlainNames says that every name in Labels is a legacy label name
-	// (promtext.PlainNames): every format and escaping scheme writes the set
-	// as it is, with no scan per scrape to find that out.
-	PlainNames bool
-	Resource   *Resource
+	// Labels is the series' identity in its family: its label names,
+	// shared with the other series of those names, and its own values.
+	Labels   LabelSet
+	hash     uint64
+	index    int32
+	removed  bool // taken out of its family; position hints must not reuse it
+	Resource *Resource
 
 	updated int64 // store clock at the last update, unix nanoseconds
 
@@ -69,7 +65,8 @@ type Quantile struct {
 	Value    float64
 }
 
-// Exemplar is one exemplar; Labels is rendered like Series.Labels.
+// Exemplar is one exemplar. Its labels are few and its own (trace and span
+// ids), so they are kept as the text formats write them, `a="x",b="y"`.
 type Exemplar struct {
 	Labels    string
 	Value     float64

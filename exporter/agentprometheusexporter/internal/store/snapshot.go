@@ -5,15 +5,13 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 // ingestion then waits for a copy, never for formatting. Slices point into
 // the SnapshotScratch and are valid only during the Snapshots callback.
 type Snapshot struct {
-	Labels    string // rendered label set, immutable once created (see Series.Labels)
-	Timestamp int64  // unix nanoseconds
+	Labels    LabelSet // immutable once created (see Series.Labels)
+	Timestamp int64    // unix nanoseconds
 	// Start is the created timestamp in unix nanoseconds, 0 when unknown.
 	Start int64
 	// Held is set for the zero of a new run of deltas (Series.Shown):
 	// Value, Count and every bucket are zero, Timestamp is HeldTimestamp.
 	Held bool
-	// PlainNames is Series.PlainNames.
-	PlainNames bool
 
 	Value float64 // gauge or counter value; the sum of a histogram or summary
 	Count uint64  // observations of a histogram or summary
@@ -71,7 +69,7 @@ func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) 
 // copy takes what a scrape needs of s. Slices into the scratch stay valid
 // when a later append moves the scratch: they keep the array they point into.
 func (sc *SnapshotScratch) copy(s *Series, held bool) Snapshot {
-	snap := Snapshot{Labels: s.Labels, PlainNames: s.PlainNames, Timestamp: s.Timestamp, Start: s.Start, Value: s.Value, Count: s.Count, Held: held}
+	snap := Snapshot{Labels: s.Labels, Timestamp: s.Timestamp, Start: s.Start, Value: s.Value, Count: s.Count, Held: held}
 	if held {
 		snap.Timestamp, snap.Value, snap.Count = s.HeldTimestamp(), 0, 0
 	}

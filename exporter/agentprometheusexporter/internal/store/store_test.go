@@ -11,7 +11,7 @@ import (
 
 func labelsOf(f *Family) []string {
 	var out []string
-	f.Range(func(s *Series) { out = append(out, s.Labels) })
+	f.Range(func(s *Series) { out = append(out, s.Labels.Text()) })
 	sort.Strings(out)
 	return out
 }
@@ -23,27 +23,27 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 	res := st.Resource([]byte("job\xffinst"), 0)
 	const sameHash = 42
 	f.lock()
-	a, out := f.upsert([]byte(`k="a"`), sameHash, res, 1)
+	a, out := upsertText(t, f, `k="a"`, sameHash, res, 1)
 	require.Equal(t, Created, out)
-	b, out := f.upsert([]byte(`k="b"`), sameHash, res, 1)
+	b, out := upsertText(t, f, `k="b"`, sameHash, res, 1)
 	require.Equal(t, Created, out)
-	c, out := f.upsert([]byte(`k="c"`), sameHash, res, 1)
+	c, out := upsertText(t, f, `k="c"`, sameHash, res, 1)
 	require.Equal(t, Created, out)
 	require.NotSame(t, a, b)
 
-	again, out := f.upsert([]byte(`k="b"`), sameHash, res, 2)
+	again, out := upsertText(t, f, `k="b"`, sameHash, res, 2)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, again)
 
 	// Removing the indexed series promotes a colliding one into the index.
-	require.True(t, f.delete([]byte(`k="a"`), sameHash))
-	got, out := f.upsert([]byte(`k="c"`), sameHash, res, 3)
+	require.True(t, deleteText(t, f, `k="a"`, sameHash))
+	got, out := upsertText(t, f, `k="c"`, sameHash, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, c, got)
-	got, out = f.upsert([]byte(`k="b"`), sameHash, res, 3)
+	got, out = upsertText(t, f, `k="b"`, sameHash, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, got)
-	assert.False(t, f.delete([]byte(`k="a"`), sameHash))
+	assert.False(t, deleteText(t, f, `k="a"`, sameHash))
 	f.mu.Unlock()
 
 	assert.Equal(t, []string{`k="b"`, `k="c"`}, labelsOf(f))
@@ -58,7 +58,7 @@ func TestLimits(t *testing.T) {
 	f.lock()
 	defer f.mu.Unlock()
 	upsert := func(r *Resource, l string) Outcome {
-		_, out := f.upsert([]byte(l), HashLabels([]byte(l)), r, 0)
+		_, out := upsertText(t, f, `k="`+l+`"`, 0, r, 0)
 		return out
 	}
 	assert.Equal(t, Created, upsert(r1, "x"))
@@ -85,11 +85,11 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 		if i%3 == 0 {
 			updated = 100
 		}
-		f.upsert(l, HashLabels(l), res, updated)
+		upsertText(t, f, string(l), 0, res, updated)
 	}
 	f.mu.Unlock()
 	other.lock()
-	other.upsert([]byte(`x="1"`), HashLabels([]byte(`x="1"`)), res, 0)
+	upsertText(t, other, `x="1"`, 0, res, 0)
 	other.mu.Unlock()
 
 	expired := st.Sweep(50)
@@ -121,11 +121,11 @@ func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 	f.lock()
 	for i := range n {
 		l := fmt.Appendf(nil, `i="%d"`, i)
-		f.upsert(l, HashLabels(l), res, 0)
+		upsertText(t, f, string(l), 0, res, 0)
 	}
 	f.mu.Unlock()
 	seen := map[string]int{}
-	f.Range(func(s *Series) { seen[s.Labels]++ })
+	f.Range(func(s *Series) { seen[s.Labels.Text()]++ })
 	assert.Len(t, seen, n)
 	for l, c := range seen {
 		assert.Equal(t, 1, c, l)
@@ -204,7 +204,7 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 	// A family swept away frees its names.
 	res := st.Resource([]byte("j\xffi"), 0)
 	h.lock()
-	h.upsert([]byte(`k="v"`), HashLabels([]byte(`k="v"`)), res, 0)
+	upsertText(t, h, `k="v"`, 0, res, 0)
 	h.mu.Unlock()
 	st.Sweep(1)
 	_, ok = st.Family("h_count", KindGauge, "", "")

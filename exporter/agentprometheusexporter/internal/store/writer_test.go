@@ -21,7 +21,7 @@ func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
 				out = append(out, nil)
 				continue
 			}
-			s, _ := w.Put([]byte(l))
+			s, _ := w.Put(parsed(t, l))
 			out = append(out, s)
 		}
 		return out
@@ -39,11 +39,11 @@ func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
 
 	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 5))
 	w.Skip()
-	assert.True(t, w.Delete([]byte(`k="a"`)))
+	assert.True(t, w.Delete(parsed(t, `k="a"`)))
 	w.Close()
 	recreated := put(6, `k="b"`, `k="a"`)
 	assert.NotSame(t, first[0], recreated[1], "a deleted series is not reused from the hints")
-	assert.Equal(t, `k="a"`, recreated[1].Labels)
+	assert.Equal(t, `k="a"`, recreated[1].Labels.Text())
 }
 
 func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
@@ -52,7 +52,7 @@ func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
 	var w Writer
 	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 1))
 	old := w.Family()
-	_, out := w.Put([]byte(`k="a"`))
+	_, out := w.Put(parsed(t, `k="a"`))
 	assert.Equal(t, Created, out)
 	w.Close()
 	assert.False(t, st.Write(&w, "m", KindCounter, "", "", res, 1), "another type")
@@ -60,11 +60,11 @@ func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
 	st.Sweep(2) // m is emptied and removed; a writer must get a new family
 	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
 	assert.NotSame(t, old, w.Family())
-	_, out = w.Put([]byte(`k="a"`))
+	_, out = w.Put(parsed(t, `k="a"`))
 	assert.Equal(t, Created, out)
-	_, out = w.Put([]byte(`k="b"`))
+	_, out = w.Put(parsed(t, `k="b"`))
 	assert.Equal(t, Created, out)
-	_, out = w.Put([]byte(`k="c"`))
+	_, out = w.Put(parsed(t, `k="c"`))
 	assert.Equal(t, RefusedMaxSeries, out)
 	w.Close()
 }

@@ -1,0 +1,222 @@
+package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+
+import (
+	"encoding/binary"
+	"iter"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
+)
+
+// LabelNames is a set of label names, shared by every series that has
+// those names: a series keeps its values only. The converter's descriptors
+// (internal/descriptors), one per family and attribute keys, hold the sets,
+// so a thousand agents sending the same metric share one.
+//
+// Names are as the converter renders them: escaped as text-format label
+// values (escaping matters only when UTF-8 names are allowed), sorted,
+// distinct. A set is never changed once made.
+type LabelNames struct {
+	Names []string
+	// Plain says that every name is a legacy label name: every format and
+	// escaping scheme writes the set as stored.
+	Plain bool
+
+	key  string   // the names, each followed by '"': the set's identity
+	hash uint64   // of key
+	// open is what the text formats write before each value: `name="` for
+	// the first, `",name="` for the others, with the quote that ends the
+	// value before.
+	open []string
+}
+
+// NewLabelNames makes the set of names; names must be sorted and distinct.
+func NewLabelNames(names []string) *LabelNames {
+	n := &LabelNames{Names: names, Plain: true, open: make([]string, len(names))}
+	var key strings.Builder
+	for i, name := range names {
+		key.WriteString(name)
+		key.WriteByte('"')
+		n.Plain = n.Plain && promtext.IsLegacyLabelName(name)
+		n.open[i] = name + `="`
+		if i > 0 {
+			n.open[i] = `",` + n.open[i]
+		}
+	}
+	n.key = key.String()
+	n.hash = xxhash.Sum64String(n.key)
+	return n
+}
+
+// Same reports whether n and o are the same names: one set, or two sets
+// made of the same names (a descriptor evicted and built again).
+func (n *LabelNames) Same(o *LabelNames) bool { return n == o || n.key == o.key }
+
+// LabelSet is the labels of a series: its names and its values. Values
+// holds each value, escaped as in the text formats, after its length as a
+// uvarint, in the order of the names (AppendValue). A label whose value is
+// empty is absent, as in Prometheus: a point with an empty value has a set
+// of fewer names.
+//
+// Lengths rather than the closing quotes the text formats write: a scrape
+// writes every set as text, and finding where each value ends took more
+// than a third of a text scrape's time (promtext.ClosingQuote per value,
+// BenchmarkWriteText); a length byte is as small as the quote.
+type LabelSet struct {
+	Names  *LabelNames
+	Values string
+}
+
+// OpenValue begins a value of a set's Values at the end of b; append the
+// escaped value, then CloseValue(b, at).
+func OpenValue(b []byte) (out []byte, at int) { return append(b, 0), len(b) }
+
+// CloseValue ends the value opened at at: it writes its length, moving the
+// value along when the length takes more than one byte.
+func CloseValue(b []byte, at int) []byte {
+	n := len(b) - at - 1
+	if n < 0x80 {
+		b[at] = byte(n)
+		return b
+	}
+	size := varintSize(uint64(n))
+	b = append(b, make([]byte, size-1)...)
+	copy(b[at+size:], b[at+1:at+1+n])
+	binary.PutUvarint(b[at:at+size], uint64(n))
+	return b
+}
+
+// AppendValue appends one escaped value of a set's Values.
+func AppendValue(b []byte, escaped string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(escaped)))
+	return append(b, escaped...)
+}
+
+func varintSize(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
+
+// nextValue splits the first value off values; ok is false when values is
+// not as AppendValue writes them.
+func nextValue(values string) (value, rest string, ok bool) {
+	if values != "" && values[0] < 0x80 {
+		end := 1 + int(values[0])
+		if end > len(values) {
+			return "", "", false
+		}
+		return values[1:end], values[end:], true
+	}
+	var lenBytes [binary.MaxVarintLen64]byte
+	n, size := binary.Uvarint(lenBytes[:copy(lenBytes[:], values)])
+	if size <= 0 || n > uint64(len(values)-size) {
+		return "", "", false
+	}
+	end := size + int(n)
+	return values[size:end], values[end:], true
+}
+
+// hashSet is the hash of a set by its content.
+func hashSet(names *LabelNames, values []byte) uint64 { return xxhash.Sum64(values) ^ names.hash }
+
+// is reports whether s is the set of names and values.
+func (s *LabelSet) is(names *LabelNames, values []byte) bool {
+	return s.Values == string(values) && s.Names.Same(names)
+}
+
+// AppendText appends the set as the text formats write it, without braces:
+// `a="x",b="y"`. It is the hot path of every scrape, once per series.
+func (s LabelSet) AppendText(b []byte) []byte {
+	v := s.Values
+	for i, open := range s.Names.open {
+		value, rest, ok := "", "", false
+		if len(v) > 0 && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
+			value, rest, ok = v[1:1+v[0]], v[1+v[0]:], true // nextValue of a short value, without a call
+		} else {
+			value, rest, ok = nextValue(v)
+		}
+		if !ok {
+			if i == 0 {
+				return b
+			}
+			break // not made by the store: ends the set
+		}
+		b = append(b, open...)
+		b = append(b, value...)
+		v = rest
+	}
+	if len(s.Names.open) > 0 {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// NextValue splits the first value off a set's Values; ok is false at the
+// end. Callers walk Names alongside.
+func NextValue(values string) (value, rest string, ok bool) {
+	if len(values) > 0 && values[0] < 0x80 && 1+int(values[0]) <= len(values) {
+		return values[1 : 1+values[0]], values[1+values[0]:], true
+	}
+	return nextValue(values)
+}
+
+// All yields the pairs of the set, name and value, both escaped as they are
+// stored; promtext.AppendUnescaped undoes the escaping.
+func (s LabelSet) All() iter.Seq2[string, string] {
+	return func(yield func(name, value string) bool) {
+		v := s.Values
+		for _, name := range s.Names.Names {
+			value, rest, ok := nextValue(v)
+			if !ok || !yield(name, value) {
+				return
+			}
+			v = rest
+		}
+	}
+}
+
+// Text is AppendText as a string.
+func (s LabelSet) Text() string { return string(s.AppendText(nil)) }
+
+// ParseLabels reads a set written as AppendText writes it, into a set of
+// names of its own; ok is false when labels is malformed or its names are
+// not sorted and distinct. It allocates: for tests and tools.
+func ParseLabels(labels string) (s LabelSet, ok bool) {
+	var names []string
+	var values []byte
+	for rest := labels; rest != ""; {
+		// A name ends at the first unescaped quote, which follows its '='.
+		open := promtext.ClosingQuote(rest, 0)
+		if open < 2 || rest[open-1] != '=' {
+			return LabelSet{}, false
+		}
+		end := promtext.ClosingQuote(rest, open+1)
+		if end < 0 {
+			return LabelSet{}, false
+		}
+		name := rest[:open-1]
+		if len(names) > 0 && names[len(names)-1] >= name {
+			return LabelSet{}, false
+		}
+		names = append(names, name)
+		values = AppendValue(values, rest[open+1:end])
+		rest = rest[end+1:]
+		if rest != "" {
+			if rest[0] != ',' || len(rest) == 1 {
+				return LabelSet{}, false
+			}
+			rest = rest[1:]
+		}
+	}
+	return LabelSet{Names: NewLabelNames(names), Values: string(values)}, true
+}
+
+// overflowKey is a set as a map key, by content.
+type overflowKey struct{ names, values string }
+
+func (s *LabelSet) overflowKey() overflowKey { return overflowKey{s.Names.key, s.Values} }

@@ -1,0 +1,111 @@
+package store
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// parsed returns the names and values of a set written as text.
+func parsed(t testing.TB, labels string) (*LabelNames, []byte) {
+	t.Helper()
+	s, ok := ParseLabels(labels)
+	require.True(t, ok, labels)
+	return s.Names, []byte(s.Values)
+}
+
+// upsertText upserts the series of a set written as text; hash 0 is the
+// set's own.
+func upsertText(t testing.TB, f *Family, labels string, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+	names, values := parsed(t, labels)
+	if hash == 0 {
+		hash = hashSet(names, values)
+	}
+	return f.upsert(names, values, hash, res, now)
+}
+
+func deleteText(t testing.TB, f *Family, labels string, hash uint64) bool {
+	names, values := parsed(t, labels)
+	if hash == 0 {
+		hash = hashSet(names, values)
+	}
+	return f.delete(names, values, hash)
+}
+
+func TestLabelSetTextRoundTrips(t *testing.T) {
+	for _, text := range []string{
+		``,
+		`a="x"`,
+		`a="",b="y"`,
+		`a="x\"y\\",b="line\nbreak",c="\\\\"`,
+		`a\"b="v",ä="ü"`,
+	} {
+		s, ok := ParseLabels(text)
+		require.True(t, ok, text)
+		assert.Equal(t, text, s.Text())
+	}
+}
+
+func TestParseLabelsRefusesMalformedAndUnsortedSets(t *testing.T) {
+	for _, text := range []string{`a`, `a="x`, `a="x",`, `a="x"b="y"`, `b="x",a="y"`, `a="x",a="y"`, `="x"`} {
+		_, ok := ParseLabels(text)
+		assert.False(t, ok, text)
+	}
+}
+
+func TestLabelNamesAreTheSameByContent(t *testing.T) {
+	a, b, c := NewLabelNames([]string{"a", "b"}), NewLabelNames([]string{"a", "b"}), NewLabelNames([]string{"ab"})
+	assert.True(t, a.Same(a))
+	assert.True(t, a.Same(b), "a set built again is the same set")
+	assert.False(t, a.Same(c), "the names are kept apart, not concatenated")
+	assert.True(t, a.Plain)
+	assert.False(t, NewLabelNames([]string{"a.b"}).Plain)
+	assert.False(t, NewLabelNames([]string{"0a"}).Plain)
+}
+
+func TestSetsOfOtherNamesAreOtherSeries(t *testing.T) {
+	st := New(10, 10, Claims{})
+	f, _ := st.Family("g", KindGauge, "", "")
+	res := st.Resource([]byte("j\xffi"), 0)
+	f.lock()
+	defer f.mu.Unlock()
+	a, out := upsertText(t, f, `a="x"`, 0, res, 1)
+	require.Equal(t, Created, out)
+	b, out := upsertText(t, f, `b="x"`, 0, res, 1)
+	require.Equal(t, Created, out, "same value, other name")
+	require.NotSame(t, a, b)
+	again, out := upsertText(t, f, `a="x"`, 0, res, 2)
+	assert.Equal(t, Updated, out, "a set of names built again finds its series")
+	assert.Same(t, a, again)
+}
+
+func TestValuesOfAnyLengthRoundTrip(t *testing.T) {
+	long := strings.Repeat("v", 300) // a length of two bytes
+	var values []byte
+	for _, v := range []string{"a", long, `x\"y`, strings.Repeat("w", 127), strings.Repeat("z", 128)} {
+		b, at := OpenValue(values)
+		values = CloseValue(append(b, v...), at)
+	}
+	s := LabelSet{Names: NewLabelNames([]string{"a", "b", "c", "d", "e"}), Values: string(values)}
+	want := `a="a",b="` + long + `",c="x\"y",d="` + strings.Repeat("w", 127) + `",e="` + strings.Repeat("z", 128) + `"`
+	assert.Equal(t, want, s.Text())
+	parsed, ok := ParseLabels(want)
+	require.True(t, ok)
+	assert.Equal(t, s.Values, parsed.Values, "AppendValue and CloseValue agree")
+	var got []string
+	for name, value := range s.All() {
+		got = append(got, name+"="+value)
+	}
+	assert.Equal(t, []string{"a=a", "b=" + long, `c=x\"y`, "d=" + strings.Repeat("w", 127), "e=" + strings.Repeat("z", 128)}, got)
+}
+
+func TestTruncatedValuesEndTheSet(t *testing.T) {
+	s := LabelSet{Names: NewLabelNames([]string{"a", "b"}), Values: "\x01x\x05ab"}
+	assert.Equal(t, `a="x"`, s.Text())
+	s.Values = "\x01x"
+	assert.Equal(t, `a="x"`, s.Text(), "fewer values than names")
+	s.Values = ""
+	assert.Empty(t, s.Text())
+}
