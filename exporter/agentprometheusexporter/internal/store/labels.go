@@ -24,8 +24,8 @@ type LabelNames struct {
 	// escaping scheme writes the set as stored.
 	Plain bool
 
-	key  string   // the names, each followed by '"': the set's identity
-	hash uint64   // of key
+	key  string // the names, each followed by '"': the set's identity
+	hash uint64 // of key
 	// open is what the text formats write before each value: `name="` for
 	// the first, `",name="` for the others, with the quote that ends the
 	// value before.
