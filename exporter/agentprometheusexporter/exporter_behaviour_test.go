@@ -569,3 +569,31 @@ func TestBadPointDoesNotTakeDownItsBatch(t *testing.T) {
 		assert.NotContains(t, s, "k=bad")
 	}
 }
+
+// An empty label is an absent one: a point whose attribute is empty is the
+// series without that label, whichever way the empty value comes (an
+// attribute, a scope without a version), and a point with fewer labels
+// never takes another's names with its values.
+func TestEmptyValuesAreAbsentLabels(t *testing.T) {
+	te := startExporter(t, nil)
+	md, ms := batch(agent)
+	long := strings.Repeat("v", 200) // a value whose length takes two bytes
+	gauge(ms, "m", 1, map[string]any{"a": "", "b": "x"})
+	gauge(ms, "m", 2, map[string]any{"a": "y", "b": ""})
+	gauge(ms, "m", 3, map[string]any{"a": long, "b": ""})
+	gauge(ms, "m", 4, map[string]any{"b": "x"}) // the first point's series
+	gauge(ms, "m", 5, map[string]any{"a": "", "b": ""})
+	sm := md.ResourceMetrics().At(0).ScopeMetrics().AppendEmpty()
+	sm.Scope().SetName("lib") // no version
+	gauge(sm.Metrics(), "n", 6, map[string]any{"a": "z"})
+	te.consume(md)
+
+	got := samples(te.scrape())
+	assert.ElementsMatch(t, []string{
+		"m" + lbl("b=x") + " 4",
+		"m" + lbl("a=y") + " 2",
+		"m" + lbl("a="+long) + " 3",
+		"m" + lbl() + " 5",
+	}, filterPrefix(got, "m{"))
+	assert.Equal(t, []string{"n{a=z,instance=i-1,job=shop/api,otel_scope_name=lib} 6"}, filterPrefix(got, "n{"))
+}
