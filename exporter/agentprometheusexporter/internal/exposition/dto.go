@@ -31,7 +31,7 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 		var sets labelSets
 		var memo nameMemo
 		labels = func(s string) []*dto.LabelPair {
-			return parseLabels(string(sets.appendPairs(nil, s, model.UnderscoreEscaping, &memo)))
+			return parseLabels(string(sets.appendPairs(nil, readPairs(s), model.UnderscoreEscaping, &memo)))
 		}
 	}
 	if infos := st.TargetInfos(); len(infos) > 0 {

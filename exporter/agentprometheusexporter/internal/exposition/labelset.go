@@ -12,19 +12,40 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// pairReader reads the pairs of a label set written as text
-// (store.LabelSet.AppendText, store.Exemplar) in order, without allocating:
-// `a="x",b="y\"z"`. Names and values stay as
-// rendered, escaped as text-format label values (names are escaped alike
-// when UTF-8 names are allowed, see convert); unescape them with
-// promtext.AppendUnescaped for formats that carry raw strings.
-type pairReader struct{ rest string }
+// pairReader reads the pairs of a label set in order, without allocating:
+// a series' set (store.LabelSet) or a set written as text (target_info,
+// exemplars: `a="x",b="y\"z"`). Names and values stay as stored, escaped as
+// text-format label values (names are escaped alike when UTF-8 names are
+// allowed, see convert); unescape them with promtext.AppendUnescaped for
+// formats that carry raw strings. The strings it returns are the store's:
+// memos may keep them.
+type pairReader struct {
+	rest  string
+	names []string // of a series' set; rest then holds its values
+	set   bool
+}
 
 func readPairs(labels string) pairReader { return pairReader{rest: labels} }
+
+func readSet(labels store.LabelSet) pairReader {
+	return pairReader{rest: labels.Values, names: labels.Names.Names, set: true}
+}
 
 // next returns the next pair; ok is false at the end or on a malformed set,
 // which ends the pairs rather than the scrape.
 func (r *pairReader) next() (name, value string, ok bool) {
+	if r.set {
+		if len(r.names) == 0 {
+			return "", "", false
+		}
+		value, rest, ok := store.NextValue(r.rest)
+		if !ok {
+			r.names = nil
+			return "", "", false
+		}
+		name, r.names, r.rest = r.names[0], r.names[1:], rest
+		return name, value, true
+	}
 	s := r.rest
 	i := promtext.ClosingQuote(s, 0)
 	if i < 1 || s[i-1] != '=' {
@@ -50,10 +71,8 @@ func (r *pairReader) next() (name, value string, ok bool) {
 // (store.LabelNames.Plain). Any other set is written again, its names
 // quoted or escaped, into a buffer of its own.
 type labelSets struct {
-	// text is the current series' set as the text formats write it, with
-	// its names as stored; set is the set as its lines write it, without
-	// braces. Both point into buffers of labelSets.
-	text    string
+	// set is the current series' label set as its lines write it, without
+	// braces; it points into textBuf or buf.
 	set     string
 	textBuf []byte
 	buf     []byte
@@ -72,23 +91,30 @@ type labelPair struct {
 	out         string // the name as written, when renaming merges labels
 }
 
-// series sets text and set to a series' labels.
+// series sets set to a series' labels. A set of plain names is written as
+// the text formats write it; any other is read as pairs from the store, so
+// that the names the memos keep are the store's, not a buffer's.
 func (l *labelSets) series(labels store.LabelSet, scheme model.EscapingScheme, memo *nameMemo) {
-	l.textBuf = labels.AppendText(l.textBuf[:0])
-	// Strings over the buffers without a copy: they are not written again
-	// before the next series replaces text and set.
-	l.rendered(unsafe.String(unsafe.SliceData(l.textBuf), len(l.textBuf)), labels.Names.Plain, scheme, memo)
-}
-
-// rendered sets text and set to a set written as text, whose names are all
-// legacy label names when plain is set.
-func (l *labelSets) rendered(text string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
-	l.text = text
-	if plain {
-		l.set = text
+	if labels.Names.Plain {
+		l.textBuf = labels.AppendText(l.textBuf[:0])
+		// A string over the buffer without a copy: it is not written again
+		// before the next series replaces set.
+		l.set = unsafe.String(unsafe.SliceData(l.textBuf), len(l.textBuf))
 		return
 	}
-	l.buf = l.appendSet(l.buf[:0], text, scheme, memo)
+	l.buf = l.appendSet(l.buf[:0], readSet(labels), scheme, memo)
+	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
+}
+
+// rendered sets set to a set written as text, which must stay unchanged
+// while the memos live (target_info); plain says that its names are all
+// legacy label names.
+func (l *labelSets) rendered(labels string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
+	if plain {
+		l.set = labels
+		return
+	}
+	l.buf = l.appendSet(l.buf[:0], readPairs(labels), scheme, memo)
 	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
 }
 
@@ -98,7 +124,7 @@ func (l *labelSets) appendExemplar(b []byte, labels string) []byte {
 	if promtext.PlainNames(labels) {
 		return append(b, labels...)
 	}
-	return l.appendSet(b, labels, model.NoEscaping, nil)
+	return l.appendSet(b, readPairs(labels), model.NoEscaping, nil)
 }
 
 // appendSet appends a label set rendered for scheme. A set is written in
@@ -106,7 +132,7 @@ func (l *labelSets) appendExemplar(b []byte, labels string) []byte {
 // one whose names hold an escape (whose order may differ, see appendPairs),
 // or whose names underscore escaping reorders or merges, is taken apart
 // into pairs first.
-func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
+func (l *labelSets) appendSet(b []byte, labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []byte {
 	var ok bool
 	switch scheme {
 	case model.NoEscaping:
@@ -121,10 +147,10 @@ func (l *labelSets) appendSet(b []byte, labels string, scheme model.EscapingSche
 }
 
 // appendPairs is appendSet by way of pairs.
-func (l *labelSets) appendPairs(b []byte, labels string, scheme model.EscapingScheme, memo *nameMemo) []byte {
+func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []byte {
 	ps := l.pairs[:0]
 	escapes := false
-	for r := readPairs(labels); ; {
+	for r := labels; ; {
 		n, v, ok := r.next()
 		if !ok {
 			break
@@ -171,9 +197,9 @@ func (l *labelSets) appendPairs(b []byte, labels string, scheme model.EscapingSc
 
 // appendQuoted appends a label set for escaping=allow-utf-8 in one pass;
 // ok is false, and nothing appended, when a name holds an escape.
-func appendQuoted(b []byte, labels string) (out []byte, ok bool) {
+func appendQuoted(b []byte, labels pairReader) (out []byte, ok bool) {
 	start := len(b)
-	for r := readPairs(labels); ; {
+	for r := labels; ; {
 		n, v, more := r.next()
 		if !more {
 			return b, true
@@ -197,10 +223,10 @@ func appendQuoted(b []byte, labels string) (out []byte, ok bool) {
 // out of order or coincide. Escaped names in strictly rising order are the
 // order appendUnderscored sorts them in, whatever the order of the names
 // they come from.
-func (l *labelSets) appendUnderscoredInOrder(b []byte, labels string, memo *nameMemo) (out []byte, ok bool) {
+func (l *labelSets) appendUnderscoredInOrder(b []byte, labels pairReader, memo *nameMemo) (out []byte, ok bool) {
 	start := len(b)
 	prev := ""
-	for i, r := 0, readPairs(labels); ; i++ {
+	for i, r := 0, labels; ; i++ {
 		n, v, more := r.next()
 		if !more {
 			return b, true

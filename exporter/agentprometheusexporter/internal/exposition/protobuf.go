@@ -716,7 +716,7 @@ func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingSc
 		// The rule every format applies to label names (labelSets.appendUnderscored).
 		var sets labelSets
 		var memo nameMemo
-		labels = string(sets.appendPairs(nil, labels, model.UnderscoreEscaping, &memo))
+		labels = string(sets.appendPairs(nil, readPairs(labels), model.UnderscoreEscaping, &memo))
 	}
 	pairs := parseLabels(labels)
 	for _, l := range pairs {
