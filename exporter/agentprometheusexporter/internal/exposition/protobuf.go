@@ -586,20 +586,26 @@ func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme
 			}
 			s = s[1:]
 		}
-		b = append(b, tag)
-		b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(n)))
-		b = append(b, tagPairName)
-		b = appendVarint(b, uint64(len(name)))
-		b = append(b, name...)
-		b = append(b, tagPairValue)
-		b = appendVarint(b, uint64(n))
-		if n == len(value) {
-			b = append(b, value...)
-		} else {
-			b = promtext.AppendUnescaped(b, value)
-		}
+		b = appendPair(b, tag, name, value, n)
 	}
 	return b
+}
+
+// appendPair appends one LabelPair field: a name that needs no escaping and
+// a stored value, escaped as text-format label values, whose length
+// unescaped is n.
+func appendPair(b []byte, tag byte, name, value string, n int) []byte {
+	b = append(b, tag)
+	b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(n)))
+	b = append(b, tagPairName)
+	b = appendVarint(b, uint64(len(name)))
+	b = append(b, name...)
+	b = append(b, tagPairValue)
+	b = appendVarint(b, uint64(n))
+	if n == len(value) {
+		return append(b, value...)
+	}
+	return promtext.AppendUnescaped(b, value)
 }
 
 // appendSet appends the pairs of a series' label set as LabelPair fields,
@@ -632,18 +638,7 @@ func (p *protoWriter) appendSet(b []byte, set store.LabelSet) []byte {
 		if strings.IndexByte(value, '\\') >= 0 {
 			n = unescapedLen(value)
 		}
-		b = append(b, tagLabel)
-		b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(n)))
-		b = append(b, tagPairName)
-		b = appendVarint(b, uint64(len(name)))
-		b = append(b, name...)
-		b = append(b, tagPairValue)
-		b = appendVarint(b, uint64(n))
-		if n == len(value) {
-			b = append(b, value...)
-		} else {
-			b = promtext.AppendUnescaped(b, value)
-		}
+		b = appendPair(b, tagLabel, name, value, n)
 	}
 	return b
 }
