@@ -44,6 +44,7 @@ require (
 
 require (
 	github.com/klauspost/compress v1.20.3
+	github.com/klauspost/pgzip v1.3.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	go.opentelemetry.io/collector/client v1.70.0
 	go.opentelemetry.io/collector/config/configauth v1.70.0
