@@ -50,11 +50,14 @@ func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
 	}
 	var absent bool
 	if w.tmpl.ok {
+		// The names without the scope's empty base labels come with the
+		// template; only an empty attribute asks the descriptor.
+		w.names = w.tmpl.names
 		w.values, w.absent, absent = w.tmpl.render(w.values[:0], w.vals, w.absent)
 	} else {
+		w.names = d.Names
 		w.values, absent = w.render(w.values[:0], d)
 	}
-	w.names = d.Names
 	if absent {
 		w.names = d.Reduced(w.absent)
 	}
@@ -71,9 +74,11 @@ type template struct {
 	arena  []byte
 	group  []byte // scratch for one label's value
 	// absent marks the labels whose base values are empty, per label of the
-	// descriptor's names; any says that one is.
+	// descriptor's names; any says that one is, and names are the names
+	// without them.
 	absent []byte
 	any    bool
+	names  *store.LabelNames
 }
 
 type piece struct {
@@ -125,12 +130,16 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 		t.arena = store.AppendValue(t.arena, unsafeString(group))
 	}
 	flush()
+	t.names = d.Names
+	if t.any {
+		t.names = d.Reduced(t.absent)
+	}
 }
 
 // render appends the values of a point; absent is scratch for the labels
-// left out, which it returns, and any says whether there are such labels.
+// left out, which it returns, and any says whether an attribute is among
+// them (the template's names already leave out its empty base labels).
 func (t *template) render(b []byte, vals []pcommon.Value, absent []byte) (out, absentOut []byte, any bool) {
-	absent, any = append(absent[:0], t.absent...), t.any
 	for i := range t.pieces {
 		p := &t.pieces[i]
 		if p.lit != nil {
@@ -142,7 +151,10 @@ func (t *template) render(b []byte, vals []pcommon.Value, absent []byte) (out, a
 		b = appendValue(b, vals[p.attr])
 		if len(b) == at+1 {
 			b = b[:at]
-			absent[p.label], any = 1, true // an empty label is an absent one
+			if !any {
+				absent, any = append(absent[:0], t.absent...), true
+			}
+			absent[p.label] = 1 // an empty label is an absent one
 			continue
 		}
 		b = store.CloseValue(b, at)
