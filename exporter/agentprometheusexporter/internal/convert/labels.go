@@ -3,7 +3,6 @@ package convert // import "github.com/statsgate/statsgate/exporter/agentpromethe
 import (
 	"cmp"
 	"slices"
-	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -127,7 +126,9 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 		if litStart < 0 {
 			litStart = len(t.arena)
 		}
-		t.arena = store.AppendValue(t.arena, unsafeString(group))
+		var at int
+		t.arena, at = store.OpenValue(t.arena)
+		t.arena = store.CloseValue(append(t.arena, group...), at)
 	}
 	flush()
 	t.names = d.Names
@@ -328,8 +329,6 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 	}
 	return closeGroup(b, groupStart, valueStart)
 }
-
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // closeGroup ends a label of a rendered set: with its '"', or taken out
 // whole when its value is empty.

@@ -624,12 +624,7 @@ func (p *protoWriter) appendSet(b []byte, set store.LabelSet) []byte {
 	}
 	v := set.Values
 	for _, name := range set.Names.Names {
-		value, rest, ok := "", "", false
-		if len(v) > 0 && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
-			value, rest, ok = v[1:1+v[0]], v[1+v[0]:], true // store.NextValue without a call
-		} else {
-			value, rest, ok = store.NextValue(v)
-		}
+		value, rest, ok := store.NextValue(v)
 		if !ok {
 			break
 		}

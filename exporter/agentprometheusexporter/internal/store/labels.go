@@ -102,9 +102,10 @@ func varintSize(v uint64) int {
 	return n
 }
 
-// nextValue splits the first value off values; ok is false when values is
-// not as AppendValue writes them.
-func nextValue(values string) (value, rest string, ok bool) {
+// NextValue splits the first value off a set's Values; ok is false at the
+// end, or when values is not as AppendValue writes them. Callers walk Names
+// alongside.
+func NextValue(values string) (value, rest string, ok bool) {
 	if values != "" && values[0] < 0x80 {
 		end := 1 + int(values[0])
 		if end > len(values) {
@@ -134,12 +135,7 @@ func (s *LabelSet) is(names *LabelNames, values []byte) bool {
 func (s LabelSet) AppendText(b []byte) []byte {
 	v := s.Values
 	for i, open := range s.Names.open {
-		value, rest, ok := "", "", false
-		if len(v) > 0 && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
-			value, rest, ok = v[1:1+v[0]], v[1+v[0]:], true // nextValue of a short value, without a call
-		} else {
-			value, rest, ok = nextValue(v)
-		}
+		value, rest, ok := NextValue(v)
 		if !ok {
 			if i == 0 {
 				return b
@@ -156,22 +152,13 @@ func (s LabelSet) AppendText(b []byte) []byte {
 	return b
 }
 
-// NextValue splits the first value off a set's Values; ok is false at the
-// end. Callers walk Names alongside.
-func NextValue(values string) (value, rest string, ok bool) {
-	if len(values) > 0 && values[0] < 0x80 && 1+int(values[0]) <= len(values) {
-		return values[1 : 1+values[0]], values[1+values[0]:], true
-	}
-	return nextValue(values)
-}
-
 // All yields the pairs of the set, name and value, both escaped as they are
 // stored; promtext.AppendUnescaped undoes the escaping.
 func (s LabelSet) All() iter.Seq2[string, string] {
 	return func(yield func(name, value string) bool) {
 		v := s.Values
 		for _, name := range s.Names.Names {
-			value, rest, ok := nextValue(v)
+			value, rest, ok := NextValue(v)
 			if !ok || !yield(name, value) {
 				return
 			}
