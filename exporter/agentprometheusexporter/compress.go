@@ -93,19 +93,18 @@ func qValue(params string) (q float64, ok bool) {
 }
 
 // Compressors are pooled: a fresh one per scrape would be most of its
-// garbage. klauspost's parallel gzip (pgzip) rather than the standard
+// garbage. Text and OpenMetrics scrapes compress gzip by parts instead
+// (gzipParts, measured there); these serve protobuf and the formats expfmt
+// writes. klauspost's parallel gzip (pgzip) rather than the standard
 // library: gzip is what Prometheus asks for, and a gateway's exposition is
 // tens to hundreds of MiB, so compression is most of a gzip scrape's time.
 // pgzip compresses 1 MiB blocks on goroutines of their own, each primed with
 // the end of the block before (one gzip stream, the ratio of a serial one),
 // while the writer formats the next. On the 100k-series expositions
-// (BenchmarkCompressedScrape) a whole scrape takes 74 ns per text sample
-// where klauspost's serial gzip on the writer's goroutine takes 113, and 39
-// instead of 55 for protobuf, for the same body size; the serial one was
-// already 1.8× the standard library's speed for a 10% smaller body
-// (BenchmarkCompress). A compressor that finished blocks on one goroutine of
-// its own, fed by the writer, reached 83: compression alone needs more than
-// a core.
+// (BenchmarkCompressedScrape) a protobuf scrape takes 40 ns per sample
+// where klauspost's serial gzip on the writer's goroutine takes 55, for the
+// same body size; the serial one was already 1.8× the standard library's
+// speed for a 10% smaller body (BenchmarkCompress).
 var (
 	gzipPool = sync.Pool{New: func() any {
 		// BestSpeed: a gateway's exposition is large and highly redundant;

@@ -2,6 +2,7 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 
 import (
 	"io"
+	"runtime"
 
 	"github.com/prometheus/common/expfmt"
 
@@ -18,9 +19,15 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncod
 		opts.Release = e.scrapers.release(began)
 		switch format.FormatType() {
 		case expfmt.TypeTextPlain:
+			if enc == encodingGzip {
+				return exposition.WriteTextParts(w, e.store, opts, format.ToEscapingScheme(), gzipByParts())
+			}
 			return exposition.WriteText(w, e.store, opts, format.ToEscapingScheme())
 		case expfmt.TypeOpenMetrics:
 			if format.Version() != expfmt.OpenMetricsVersion_2_0_0 {
+				if enc == encodingGzip {
+					return exposition.WriteOpenMetricsParts(w, e.store, opts, format.ToEscapingScheme(), gzipByParts())
+				}
 				return exposition.WriteOpenMetrics(w, e.store, opts, format.ToEscapingScheme())
 			}
 		case expfmt.TypeProtoDelim:
@@ -33,5 +40,24 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncod
 		}
 		return exposition.WriteEncoded(w, format, e.store, opts, encOpts...)
 	}
+	if enc == encodingGzip && byParts(format) {
+		return write
+	}
 	return compressed(write, enc)
+}
+
+// byParts reports whether a gzip scrape of format is formatted in parts.
+func byParts(format expfmt.Format) bool {
+	switch format.FormatType() {
+	case expfmt.TypeTextPlain:
+		return true
+	case expfmt.TypeOpenMetrics:
+		return format.Version() != expfmt.OpenMetricsVersion_2_0_0
+	}
+	return false
+}
+
+// gzipByParts: a part per worker and core, of about 2048 lines.
+func gzipByParts() exposition.Parts {
+	return exposition.Parts{Codec: &gzipParts{}, Workers: runtime.GOMAXPROCS(0), PartLines: 4096}
 }

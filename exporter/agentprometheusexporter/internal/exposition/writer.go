@@ -86,19 +86,8 @@ type writer struct {
 
 // write writes the exposition of st in format f.
 func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format) error {
-	t := writerPool.Get().(*writer)
-	t.w, t.opts, t.scheme, t.format, t.err, t.buf = w, opts, scheme, f, nil, t.buf[:0]
-	_, t.isOM = f.(openMetrics)
-	t.sets.recent = t.sets.recent[:0] // names escaped by another scrape's scheme
-	if infos := st.TargetInfos(); len(infos) > 0 {
-		t.family(opts.TargetInfoName, targetInfoHelp, store.KindGauge)
-		for _, ti := range infos {
-			// In the writer, not on the stack: the formats take a pointer.
-			t.info = store.Snapshot{Timestamp: ti.Updated, Value: 1}
-			t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
-			t.format.series(t, &t.info)
-		}
-	}
+	t := newWriter(w, opts, scheme, f)
+	t.targetInfos(st.TargetInfos())
 	for _, fam := range st.Families() {
 		t.storeFamily(fam)
 		if t.err != nil {
@@ -108,8 +97,7 @@ func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingSche
 	f.end(t)
 	t.flush()
 	err := t.err
-	t.w, t.format = nil, nil
-	writerPool.Put(t)
+	t.release()
 	return err
 }
 

@@ -45,25 +45,39 @@ type SnapshotScratch struct {
 // the slice and its contents are valid only during the call. A new run of
 // deltas is copied as r says (see Series.Shown): as its zero, or not at all.
 func (f *Family) Snapshots(sc *SnapshotScratch, r Release, fn func([]Snapshot)) {
-	for start := 0; ; start += chunk {
-		f.mu.RLock()
-		end := min(start+chunk, len(f.series))
-		sc.snaps, sc.counts, sc.quantiles = sc.snaps[:0], sc.counts[:0], sc.quantiles[:0]
-		sc.exemplars, sc.natives = sc.exemplars[:0], sc.natives[:0]
-		for _, s := range f.series[start:max(start, end)] {
-			shown := s.Shown(r)
-			if shown == ShowNothing {
-				continue
-			}
-			sc.snaps = append(sc.snaps, sc.copy(s, shown == ShowZero))
-		}
-		more := end < len(f.series)
-		f.mu.RUnlock()
+	for start, more := 0, true; more; {
+		sc.Reset()
+		start, more = f.AppendSnapshots(sc, r, start, chunk)
 		fn(sc.snaps)
-		if !more {
-			return
-		}
 	}
+}
+
+// AppendSnapshots appends to sc copies of at most max series (at most a
+// chunk) from position start, under one hold of the read lock, and returns
+// the position after them and whether the family has series beyond it. A
+// caller that walks a family this way, forward and from one goroutine,
+// never copies a series twice (see remove).
+func (f *Family) AppendSnapshots(sc *SnapshotScratch, r Release, start, max int) (next int, more bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	end := min(start+min(max, chunk), len(f.series))
+	for _, s := range f.series[min(start, end):end] {
+		shown := s.Shown(r)
+		if shown == ShowNothing {
+			continue
+		}
+		sc.snaps = append(sc.snaps, sc.copy(s, shown == ShowZero))
+	}
+	return end, end < len(f.series)
+}
+
+// Snaps returns the snapshots appended since the last Reset.
+func (sc *SnapshotScratch) Snaps() []Snapshot { return sc.snaps }
+
+// Reset forgets the snapshots, keeping the buffers.
+func (sc *SnapshotScratch) Reset() {
+	sc.snaps, sc.counts, sc.quantiles = sc.snaps[:0], sc.counts[:0], sc.quantiles[:0]
+	sc.exemplars, sc.natives = sc.exemplars[:0], sc.natives[:0]
 }
 
 // copy takes what a scrape needs of s. Slices into the scratch stay valid

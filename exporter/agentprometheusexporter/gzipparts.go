@@ -1,0 +1,91 @@
+package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+
+import (
+	"bytes"
+	"encoding/binary"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/klauspost/compress/flate"
+)
+
+// gzipParts is the gzip stream of a text or OpenMetrics scrape formatted
+// in parts (exposition.Codec): each part is deflated with klauspost's flate
+// at level 1 on the worker that formats it, ends byte-aligned with a sync
+// flush, and is checksummed there; the scrape writes the header, the parts
+// in order, an empty final block and the trailer with the parts'
+// checksums combined (RFC 1952).
+//
+// The framing is written here because no library takes deflated parts.
+// pgzip, which compresses the blocks a single writer hands it, copies every
+// byte into its blocks and then across cores, and its writer leaves a core
+// idle whenever it waits for a block: on 2 cores, a whole text scrape of
+// 100k series without HTTP takes 57 ns per sample by parts against 70 with
+// pgzip (BenchmarkCompressedScrape), and over HTTP at 10k series 84–88
+// against 120–131 (bench/exporterbench BenchmarkScrape), for a body 1%
+// larger: a part's first bytes cannot refer back into the part before it.
+type gzipParts struct {
+	crc  uint32
+	size uint32 // ISIZE: the length modulo 2^32
+}
+
+// gzipHeader: no name, no time, "fastest" (XFL 4), unknown OS, as Go's
+// gzip writers write it at level 1.
+var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255}
+
+func (g *gzipParts) Begin(w io.Writer) error {
+	g.crc, g.size = 0, 0
+	_, err := w.Write(gzipHeader)
+	return err
+}
+
+func (g *gzipParts) Part() io.WriteCloser {
+	p := gzipPartPool.Get().(*gzipPart)
+	p.fw.Reset(&p.out)
+	return p
+}
+
+func (g *gzipParts) Emit(w io.Writer, wc io.WriteCloser) error {
+	p := wc.(*gzipPart)
+	_, err := w.Write(p.out.Bytes())
+	g.crc = crc32Combine(g.crc, p.crc, p.n)
+	g.size += uint32(p.n)
+	p.out.Reset()
+	p.crc, p.n = 0, 0
+	gzipPartPool.Put(p)
+	return err
+}
+
+func (g *gzipParts) End(w io.Writer) error {
+	// A final empty block of fixed codes (BFINAL 1, BTYPE 01, end of block)
+	// after the parts' sync flushes, then CRC-32 and ISIZE.
+	var tail [10]byte
+	tail[0], tail[1] = 0x03, 0x00
+	binary.LittleEndian.PutUint32(tail[2:], g.crc)
+	binary.LittleEndian.PutUint32(tail[6:], g.size)
+	_, err := w.Write(tail[:])
+	return err
+}
+
+// gzipPart deflates one part and checksums what it is given.
+type gzipPart struct {
+	fw  *flate.Writer
+	out bytes.Buffer
+	crc uint32
+	n   int64
+}
+
+var gzipPartPool = sync.Pool{New: func() any {
+	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
+	return &gzipPart{fw: fw}
+}}
+
+func (p *gzipPart) Write(b []byte) (int, error) {
+	p.crc = crc32.Update(p.crc, crc32.IEEETable, b)
+	p.n += int64(len(b))
+	return p.fw.Write(b)
+}
+
+// Close ends the part with a sync flush, byte-aligned and not final.
+func (p *gzipPart) Close() error { return p.fw.Flush() }

@@ -1,0 +1,212 @@
+package agentprometheusexporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/internal/otlprand"
+)
+
+// plainParts is an exposition.Codec that writes the parts as they are: a
+// scrape by parts must write the bytes of a sequential one.
+type plainParts struct{}
+
+type plainPart struct{ bytes.Buffer }
+
+func (*plainPart) Close() error { return nil }
+
+func (plainParts) Begin(io.Writer) error { return nil }
+func (plainParts) Part() io.WriteCloser  { return new(plainPart) }
+func (plainParts) End(io.Writer) error   { return nil }
+func (plainParts) Emit(w io.Writer, p io.WriteCloser) error {
+	_, err := w.Write(p.(*plainPart).Bytes())
+	return err
+}
+
+// partSplits are the ways the tests split a scrape: a part per series line
+// on more workers than cores, parts of a few lines, and as shipped.
+var partSplits = []struct{ workers, lines int }{{4, 1}, {3, 5}, {1, 7}, {2, 4096}}
+
+// compareParts checks that a scrape by parts, text and OpenMetrics, writes
+// what the sequential writers write, split in every partSplits way, and
+// that the gzip parts decompress to it.
+func compareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
+	for _, f := range []struct {
+		name  string
+		whole func(io.Writer) error
+		parts func(io.Writer, exposition.Parts) error
+	}{
+		{"text", func(w io.Writer) error { return exposition.WriteText(w, st, opts, scheme) },
+			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) }},
+		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
+			func(w io.Writer, p exposition.Parts) error {
+				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
+			}},
+	} {
+		var want bytes.Buffer
+		if err := f.whole(&want); err != nil {
+			return err
+		}
+		for _, split := range partSplits {
+			var got bytes.Buffer
+			if err := f.parts(&got, exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
+				return err
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, firstDifference(got.Bytes(), want.Bytes()))
+			}
+			var zipped bytes.Buffer
+			if err := f.parts(&zipped, exposition.Parts{Codec: &gzipParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
+				return err
+			}
+			zr, err := gzip.NewReader(&zipped)
+			if err != nil {
+				return err
+			}
+			// ReadAll checks the trailer: CRC-32 and length.
+			unzipped, err := io.ReadAll(zr)
+			if err != nil {
+				return fmt.Errorf("%s by gzip parts %+v: %w", f.name, split, err)
+			}
+			if !bytes.Equal(unzipped, want.Bytes()) {
+				return fmt.Errorf("%s by gzip parts %+v: bytes differ\n%s", f.name, split, firstDifference(unzipped, want.Bytes()))
+			}
+		}
+	}
+	return nil
+}
+
+func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
+	seeds := uint64(10)
+	if testing.Short() || raceEnabled {
+		seeds = 3
+	}
+	for seed := range seeds {
+		g := otlprand.New(seed)
+		batches := []pmetric.Metrics{g.Batch(0), g.Batch(1), g.Batch(3)}
+		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
+			e := storeOf(t, strategy, batches...)
+			for _, r := range releases {
+				for _, scheme := range allSchemes {
+					opts := e.expo
+					opts.Release, opts.SendTimestamps, opts.CreatedSamples = r.release, seed%2 == 0, seed%3 == 0
+					if err := compareParts(e.store, opts, scheme); err != nil {
+						t.Fatalf("seed %d, %s, %s, escaping=%s: %v", seed, strategy, r.name, scheme, err)
+					}
+				}
+			}
+		}
+	}
+}
+
+// An empty store still gives a whole gzip stream (and OpenMetrics its EOF).
+func TestScrapeByPartsOfAnEmptyStore(t *testing.T) {
+	e := storeOf(t, UnderscoreEscapingWithSuffixes)
+	require.NoError(t, compareParts(e.store, e.expo, model.UnderscoreEscaping))
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+var errScraperGone = errors.New("scraper gone")
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		n := w.n
+		w.n = 0
+		return n, errScraperGone
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// A scrape whose writer fails returns the failure, wherever it happens,
+// and its workers end (goleak checks the package for leaked goroutines).
+func TestScrapeByPartsStopsOnAWriteError(t *testing.T) {
+	e := storeOf(t, UnderscoreEscapingWithSuffixes, agentBatch(0, 200), agentBatch(1, 200))
+	var whole bytes.Buffer
+	require.NoError(t, exposition.WriteText(&whole, e.store, e.expo, model.UnderscoreEscaping))
+	for _, at := range []int{0, 1, 100, whole.Len() / 2, whole.Len() - 1} {
+		for _, split := range partSplits {
+			w := &failingWriter{n: at}
+			err := exposition.WriteTextParts(w, e.store, e.expo, model.UnderscoreEscaping,
+				exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines})
+			assert.ErrorIs(t, err, errScraperGone, "failing after %d bytes, parts %+v", at, split)
+		}
+	}
+}
+
+// Parts are taken from the store as a sequential scrape takes series:
+// forward, one after the other. A series that a sweep moves from the end of
+// its family to an earlier place can then be missed, never written twice,
+// however many workers format the parts. (A series swept and sent again
+// during one scrape is a new series at the end of its family, and can be
+// written twice by any scrape; expiry makes that rare, and the churn here
+// sends new agents instead.)
+func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	clk := newFakeClock()
+	e, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, clk.clock())
+	require.NoError(t, err)
+	const agents = 20
+	for a := range agents {
+		require.NoError(t, e.consumeMetrics(context.Background(), agentBatch(a, 20)))
+	}
+	stop := make(chan struct{})
+	churned := make(chan int)
+	go func() {
+		rounds := 0
+		defer func() { churned <- rounds }()
+		for ; ; rounds++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			// The first agents report, the others go stale and are swept
+			// (each removal moves a family's last series into its place),
+			// and new agents take their place at the end of the families.
+			clk.advance(time.Minute)
+			for a := range agents / 2 {
+				_ = e.consumeMetrics(context.Background(), agentBatch(a, 20))
+			}
+			e.store.Sweep(clk.now().Add(-30 * time.Second).UnixNano())
+			for a := range agents / 2 {
+				_ = e.consumeMetrics(context.Background(), agentBatch((rounds+1)*agents+a, 20))
+			}
+		}
+	}()
+	scrapes := 40
+	if raceEnabled {
+		scrapes = 10
+	}
+	for range scrapes {
+		var zipped bytes.Buffer
+		require.NoError(t, exposition.WriteTextParts(&zipped, e.store, e.expo, model.UnderscoreEscaping,
+			exposition.Parts{Codec: &gzipParts{}, Workers: 3, PartLines: 50}))
+		zr, err := gzip.NewReader(&zipped)
+		require.NoError(t, err)
+		body, err := io.ReadAll(zr)
+		require.NoError(t, err)
+		families, err := decodeText(body)
+		require.NoError(t, err)
+		require.NoError(t, checkFamilies(families))
+	}
+	close(stop)
+	assert.Positive(t, <-churned, "the store churned during the scrapes")
+}

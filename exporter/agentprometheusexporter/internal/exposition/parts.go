@@ -1,0 +1,295 @@
+package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+
+import (
+	"io"
+	"sync"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// Codec encodes an exposition that is formatted in parts on several
+// goroutines: each part is formatted into an encoder of its own on a worker,
+// and the encoded parts are emitted in order on the scrape's goroutine.
+// Compressing each part where it is formatted keeps its bytes in that
+// core's cache; handing formatted bytes to a compressor on another core
+// costs a copy across cores per byte.
+type Codec interface {
+	// Begin writes what comes before the first part.
+	Begin(w io.Writer) error
+	// Part returns an encoder for one part. The worker writes the part's
+	// formatted bytes to it, then closes it.
+	Part() io.WriteCloser
+	// Emit writes an encoded part to w; parts come in order, and p is not
+	// used after.
+	Emit(w io.Writer, p io.WriteCloser) error
+	// End writes what comes after the last part.
+	End(w io.Writer) error
+}
+
+// Parts is how an exposition is split: Workers goroutines format and
+// encode parts of about PartLines lines each.
+type Parts struct {
+	Codec     Codec
+	Workers   int
+	PartLines int
+}
+
+// WriteTextParts writes what WriteText writes, encoded by parts.Codec, in
+// parts formatted on parts.Workers goroutines.
+func WriteTextParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
+	return writeParts(w, st, opts, scheme, textFormat{}, parts)
+}
+
+// WriteOpenMetricsParts writes what WriteOpenMetrics writes, encoded by
+// parts.Codec, in parts formatted on parts.Workers goroutines.
+func WriteOpenMetricsParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
+	return writeParts(w, st, opts, scheme, openMetrics{}, parts)
+}
+
+// part is a stretch of an exposition: copies of consecutive series of one
+// or more families, taken under the run's lock as a sequential scrape takes
+// them (forward, so that no series is copied twice), then formatted and
+// encoded by the worker that took them.
+type part struct {
+	seq     int
+	scratch store.SnapshotScratch
+	spans   []span
+	infos   []store.TargetInfo // target_info's series, in the first part only
+	last    bool               // the format's end follows the part
+	lines   int                // an estimate of the lines, to cut parts
+	enc     io.WriteCloser
+	err     error
+}
+
+// span is a family's series in a part, snaps[from:to] of its scratch.
+type span struct {
+	family   *store.Family
+	header   bool // the family's first series: its header lines go first
+	from, to int
+}
+
+var partPool = sync.Pool{New: func() any { return new(part) }}
+
+// partStep is the most series copied per hold of a family's lock.
+const partStep = 128
+
+// partRun is one scrape by parts. Its workers are alike, the scrape's
+// goroutine one of them: each takes the next part under the lock, formats
+// and encodes it, and the worker that completes the oldest part emits it
+// and the completed ones after it. No goroutine only waits to hand work
+// over, so as many workers as cores keep the cores busy.
+type partRun struct {
+	w      io.Writer
+	opts   Options
+	scheme model.EscapingScheme
+	format format
+	parts  Parts
+
+	mu   sync.Mutex
+	room sync.Cond // a part was emitted, or the run failed
+	// The next part's place in the store.
+	infos  []store.TargetInfo
+	fams   []*store.Family
+	fam    int  // index in fams
+	start  int  // position in fams[fam]
+	header bool // fams[fam] has shown no series yet
+	done   bool // the last part is taken
+	// taken and emitted count parts; at most len(ready) are taken and not
+	// emitted, which bounds a scrape's memory.
+	taken, emitted int
+	ready          []*part // completed parts by seq modulo len(ready)
+	emitting       bool    // a worker is emitting
+	err            error
+}
+
+func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format, parts Parts) error {
+	if err := parts.Codec.Begin(w); err != nil {
+		return err
+	}
+	workers := max(parts.Workers, 1)
+	r := &partRun{
+		w: w, opts: opts, scheme: scheme, format: f, parts: parts,
+		infos: st.TargetInfos(), fams: st.Families(), header: true,
+		ready: make([]*part, 2*workers),
+	}
+	r.room.L = &r.mu
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(r.work)
+	}
+	r.work()
+	wg.Wait()
+	for i, p := range r.ready { // left by a failed run
+		if p != nil {
+			r.ready[i] = nil
+			recycle(p)
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	return parts.Codec.End(w)
+}
+
+// work takes, formats and emits parts until there are none left.
+func (r *partRun) work() {
+	t := newWriter(nil, r.opts, r.scheme, r.format)
+	defer t.release()
+	for {
+		r.mu.Lock()
+		for r.err == nil && !r.done && r.taken-r.emitted == len(r.ready) {
+			r.room.Wait()
+		}
+		if r.err != nil || r.done {
+			r.mu.Unlock()
+			return
+		}
+		p := r.take()
+		r.mu.Unlock()
+		p.enc = r.parts.Codec.Part()
+		t.formatPart(p)
+		r.complete(p)
+	}
+}
+
+// take copies the next part's series out of the store; r.mu is held.
+func (r *partRun) take() *part {
+	p := partPool.Get().(*part)
+	p.seq = r.taken
+	r.taken++
+	if p.seq == 0 {
+		p.infos, p.lines = r.infos, len(r.infos)
+	}
+	step := partStep
+	for r.fam < len(r.fams) {
+		fam := r.fams[r.fam]
+		from := len(p.scratch.Snaps())
+		next, more := fam.AppendSnapshots(&p.scratch, r.opts.Release, r.start, step)
+		if snaps := p.scratch.Snaps(); len(snaps) > from {
+			p.spans = append(p.spans, span{family: fam, header: r.header, from: from, to: len(snaps)})
+			r.header = false
+			each := lines(&snaps[from])
+			p.lines += each * (len(snaps) - from)
+			// Near the part's size, copy only what fills it.
+			step = min(partStep, max((r.parts.PartLines-p.lines)/each, 1))
+		}
+		if more {
+			r.start = next
+		} else {
+			r.fam, r.start, r.header = r.fam+1, 0, true
+		}
+		if p.lines >= r.parts.PartLines {
+			return p
+		}
+	}
+	p.last, r.done = true, true
+	return p
+}
+
+// complete files a formatted part and, unless another worker is at it,
+// emits the parts that are next in order.
+func (r *partRun) complete(p *part) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ready[p.seq%len(r.ready)] = p
+	if r.emitting {
+		return
+	}
+	r.emitting = true
+	for r.err == nil {
+		i := r.emitted % len(r.ready)
+		q := r.ready[i]
+		if q == nil || q.seq != r.emitted {
+			break
+		}
+		r.ready[i] = nil
+		r.mu.Unlock()
+		err := q.err
+		if err == nil {
+			err = r.parts.Codec.Emit(r.w, q.enc)
+		}
+		recycle(q)
+		r.mu.Lock()
+		if err != nil {
+			r.err = err
+		}
+		r.emitted++
+		r.room.Broadcast()
+	}
+	r.emitting = false
+}
+
+// recycle returns a part to the pool.
+func recycle(p *part) {
+	p.enc, p.err, p.infos, p.last, p.lines = nil, nil, nil, false, 0
+	p.spans = p.spans[:0]
+	p.scratch.Reset()
+	partPool.Put(p)
+}
+
+// lines estimates the lines of a series in the text formats.
+func lines(s *store.Snapshot) int {
+	return 1 + len(s.Cumulative) + len(s.Quantiles)
+}
+
+// newWriter takes a writer from the pool for one scrape.
+func newWriter(w io.Writer, opts Options, scheme model.EscapingScheme, f format) *writer {
+	t := writerPool.Get().(*writer)
+	t.w, t.opts, t.scheme, t.format, t.err, t.buf = w, opts, scheme, f, nil, t.buf[:0]
+	_, t.isOM = f.(openMetrics)
+	t.sets.recent = t.sets.recent[:0] // names escaped by another scrape's scheme
+	return t
+}
+
+// release returns the writer to the pool.
+func (t *writer) release() {
+	t.w, t.format = nil, nil
+	writerPool.Put(t)
+}
+
+// targetInfos writes the target_info family.
+func (t *writer) targetInfos(infos []store.TargetInfo) {
+	if len(infos) == 0 {
+		return
+	}
+	t.family(t.opts.TargetInfoName, targetInfoHelp, store.KindGauge)
+	for _, ti := range infos {
+		// In the writer, not on the stack: the formats take a pointer.
+		t.info = store.Snapshot{Timestamp: ti.Updated, Value: 1}
+		t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
+		t.format.series(t, &t.info)
+	}
+}
+
+// formatPart formats p into its encoder and closes it.
+func (t *writer) formatPart(p *part) {
+	t.w, t.err, t.buf = p.enc, nil, t.buf[:0]
+	t.targetInfos(p.infos)
+	snaps := p.scratch.Snaps()
+	for _, sp := range p.spans {
+		fam := sp.family
+		if sp.header {
+			t.family(fam.Name, fam.Help, fam.Kind)
+		} else {
+			t.kind = fam.Kind
+			t.names.render(fam.Name, fam.Kind, t.scheme, t.isOM, &t.memo)
+		}
+		for i := sp.from; i < sp.to; i++ {
+			t.series(&snaps[i])
+			if len(t.buf) >= flushAt {
+				t.flush()
+			}
+		}
+	}
+	if p.last {
+		t.format.end(t)
+	}
+	t.flush()
+	if cerr := p.enc.Close(); t.err == nil {
+		t.err = cerr
+	}
+	p.err = t.err
+}
