@@ -2,6 +2,7 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 
 import (
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/prometheus/common/model"
@@ -12,10 +13,11 @@ import (
 
 // Codec encodes an exposition that is formatted in parts on several
 // goroutines: each part is formatted into an encoder of its own on a worker,
-// and the encoded parts are emitted in order on the scrape's goroutine.
-// Compressing each part where it is formatted keeps its bytes in that
-// core's cache; handing formatted bytes to a compressor on another core
-// costs a copy across cores per byte.
+// and the encoded parts are emitted in order, one at a time. Compressing
+// each part where it is formatted keeps its bytes in that core's cache;
+// handing formatted bytes to a compressor on another core costs a copy
+// across cores per byte. Part is called from any worker; Begin, Emit and
+// End never run at the same time as each other.
 type Codec interface {
 	// Begin writes what comes before the first part.
 	Begin(w io.Writer) error
@@ -152,6 +154,11 @@ func (r *partRun) work() {
 		p.enc = r.parts.Codec.Part()
 		t.formatPart(p)
 		r.complete(p)
+		// A worker never waits while parts are left, so it would keep its
+		// core until the scheduler preempts it (10 ms); yielding after each
+		// part lets ingestion waiting for a core in within about a part's
+		// time.
+		runtime.Gosched()
 	}
 }
 
