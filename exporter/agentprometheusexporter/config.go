@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
@@ -81,6 +82,35 @@ type CardinalityConfig struct {
 	ScanTimeout time.Duration `mapstructure:"scan_timeout"`
 }
 
+// FleetConfig makes the gateway a member of a fleet of replicas that tell
+// each other which of them receives each agent (resource), so that an agent's
+// series are held by the replica it exports to rather than by every replica
+// it visited until metric_expiration (internal/fleet has the rule).
+type FleetConfig struct {
+	Enabled bool `mapstructure:"enabled"`
+	// Bind is the host:port gossip listens on, UDP and TCP.
+	Bind string `mapstructure:"bind"`
+	// Advertise is the host:port other replicas reach this one at; empty
+	// for the bind address, or the first private address when binding to
+	// every interface.
+	Advertise string `mapstructure:"advertise"`
+	// Join lists peers as host:port (the bind port when left out); a host
+	// name stands for every address it resolves to, so a Kubernetes
+	// headless Service names the whole fleet. Empty: alone until a peer
+	// joins this replica.
+	Join []string `mapstructure:"join"`
+	// SecretKeyFile holds the base64 of a 16, 24 or 32-byte AES key shared
+	// by the fleet: gossip is encrypted and authenticated with it, and a
+	// packet without it is dropped and counted.
+	SecretKeyFile string `mapstructure:"secret_key_file"`
+	// ClaimInterval damps the claims of a resource: at most one per interval
+	// across the fleet. 0 claims on every batch a replica receives after
+	// another replica's claim.
+	ClaimInterval time.Duration `mapstructure:"claim_interval"`
+	// RejoinInterval is how often a replica that is alone joins its peers again.
+	RejoinInterval time.Duration `mapstructure:"rejoin_interval"`
+}
+
 // Config defines the configuration of the agentprometheus exporter.
 type Config struct {
 	// Server holds the HTTP server settings of the /metrics endpoint
@@ -129,6 +159,9 @@ type Config struct {
 
 	// Cardinality serves the cardinality view next to /metrics.
 	Cardinality CardinalityConfig `mapstructure:"cardinality"`
+
+	// Fleet makes the gateway one of a fleet of replicas that divide the agents.
+	Fleet FleetConfig `mapstructure:"fleet"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -183,6 +216,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
 	}
 	errs = append(errs, cfg.Cardinality.validate()...)
+	errs = append(errs, cfg.Fleet.validate()...)
 	for name := range cfg.ConstLabels {
 		switch {
 		case !promtext.IsLegacyLabelName(name):
@@ -223,7 +257,42 @@ func createDefaultConfig() component.Config {
 			Top:         20,
 			ScanTimeout: 100 * time.Millisecond,
 		},
+		Fleet: FleetConfig{
+			// memberlist's port, as Consul, Mimir and Loki use it.
+			Bind: "0.0.0.0:7946",
+			// At most 4 claims of a resource a minute; a gRPC agent moves
+			// once per max_connection_age (2m in testdata/gateway.yaml).
+			ClaimInterval:  15 * time.Second,
+			RejoinInterval: 10 * time.Second,
+		},
 	}
+}
+
+func (c FleetConfig) validate() []error {
+	if !c.Enabled {
+		return nil
+	}
+	var errs []error
+	if _, _, err := fleet.SplitHostPort(c.Bind); err != nil {
+		errs = append(errs, fmt.Errorf("fleet::bind: want host:port, got %q: %w", c.Bind, err))
+	}
+	if c.Advertise != "" {
+		if _, _, err := fleet.SplitHostPort(c.Advertise); err != nil {
+			errs = append(errs, fmt.Errorf("fleet::advertise: want host:port, got %q: %w", c.Advertise, err))
+		}
+	}
+	for i, peer := range c.Join {
+		if strings.TrimSpace(peer) == "" {
+			errs = append(errs, fmt.Errorf("fleet::join[%d]: must not be empty", i))
+		}
+	}
+	if c.ClaimInterval < 0 {
+		errs = append(errs, fmt.Errorf("fleet::claim_interval: must not be negative, got %v", c.ClaimInterval))
+	}
+	if c.RejoinInterval <= 0 {
+		errs = append(errs, fmt.Errorf("fleet::rejoin_interval: must be positive, got %v", c.RejoinInterval))
+	}
+	return errs
 }
 
 func (c CardinalityConfig) validate() []error {

@@ -68,6 +68,7 @@ type agentPrometheusExporter struct {
 	reasonOpts  [convert.NumReasons]metric.AddOption
 	expiredOpt  metric.AddOption
 	endedOpt    metric.AddOption
+	departedOpt metric.AddOption
 	outcomeOpts [numOutcomes][]metric.AddOption
 	formatOpts  [numFormats][]metric.RecordOption
 
@@ -89,6 +90,9 @@ type agentPrometheusExporter struct {
 	cardinality *cardinality.View
 	changes     *cardinality.Changes
 
+	// fleet is set while the exporter is a member of a fleet (fleet::enabled).
+	fleet atomic.Pointer[fleetMember]
+
 	// mu guards the server and the sweeper across Start and Shutdown.
 	mu        sync.Mutex
 	server    *http.Server
@@ -109,7 +113,8 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, store.Claims{
 		OpenMetrics: cfg.EnableOpenMetrics, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples,
 	})
-	conv := convert.New(convert.Options{
+	e := &agentPrometheusExporter{}
+	opts := convert.Options{
 		Namespace:                cfg.Namespace,
 		ConstLabels:              cfg.ConstLabels,
 		ResourceToTelemetry:      cfg.ResourceToTelemetryConversion.Enabled,
@@ -118,8 +123,12 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		WithoutScopeInfo:         cfg.WithoutScopeInfo,
 		WithSuffixes:             cfg.TranslationStrategy.withSuffixes(),
 		UTF8Allowed:              cfg.TranslationStrategy.utf8Allowed(),
-	}, st, descs, func() int64 { return clk.now().UnixNano() })
-	e := &agentPrometheusExporter{
+	}
+	if cfg.Fleet.Enabled {
+		opts.Received = e.received
+	}
+	conv := convert.New(opts, st, descs, func() int64 { return clk.now().UnixNano() })
+	*e = agentPrometheusExporter{
 		cfg:       cfg,
 		set:       set,
 		telemetry: tb,
@@ -140,6 +149,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	}
 	e.expiredOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
 	e.endedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
+	e.departedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "departed")))
 	for f := range e.formatOpts {
 		e.formatOpts[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatNames[f])))}
 	}
@@ -251,9 +261,12 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	if err := e.registerGauges(); err != nil {
 		return err
 	}
+	if err := e.startFleet(); err != nil {
+		return err
+	}
 	ln, err := e.cfg.Server.ToListener(ctx)
 	if err != nil {
-		return err
+		return errors.Join(err, e.stopFleet())
 	}
 	e.serveCtx, e.cancelServe = context.WithCancel(context.Background())
 	mux := http.NewServeMux()
@@ -261,7 +274,7 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	e.routeCardinality(mux)
 	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
 	if err != nil {
-		return errors.Join(err, ln.Close())
+		return errors.Join(err, ln.Close(), e.stopFleet())
 	}
 	e.server, e.serveDone = srv, make(chan struct{})
 	go func(done chan struct{}) {
@@ -295,9 +308,10 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 		e.stopSweep, e.sweepDone = nil, nil
 	}
 	if e.server == nil {
-		return nil
+		return e.stopFleet()
 	}
 	e.drainDeltas(ctx)
+	fleetErr := e.stopFleet()
 	// Scrapes in flight get a grace period to finish, then are cut off: a
 	// stalled scraper must not hold the collector's shutdown.
 	grace, cancel := context.WithTimeout(ctx, shutdownGrace)
@@ -312,7 +326,7 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	}
 	<-e.serveDone
 	e.server, e.serveDone = nil, nil
-	return err
+	return errors.Join(err, fleetErr)
 }
 
 // drainPoll is how often shutdown looks whether the scrapers have come.

@@ -29,6 +29,10 @@ type Options struct {
 	WithoutScopeInfo         bool
 	WithSuffixes             bool
 	UTF8Allowed              bool
+	// Received, when set, is called after each resource of a batch that
+	// has a job and an instance (one agent), with the newest point time of
+	// the resource stored from the batch.
+	Received func(r *store.Resource, newest int64)
 }
 
 const (
@@ -101,7 +105,8 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
-		w.resource(rm.Resource().Attributes())
+		agent := w.resource(rm.Resource().Attributes())
+		w.newest = 0
 		sms := rm.ScopeMetrics()
 		for j := 0; j < sms.Len(); j++ {
 			sm := sms.At(j)
@@ -110,6 +115,9 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 			for k := 0; k < ms.Len(); k++ {
 				w.metric(ms.At(k))
 			}
+		}
+		if agent && w.newest > 0 && c.opts.Received != nil {
+			c.opts.Received(w.res, w.newest)
 		}
 	}
 	if w.deltas {
@@ -167,16 +175,19 @@ type worker struct {
 
 	deltas bool // the batch accumulated deltas
 	newRun bool // and began a run of them
+	// newest is the newest point time stored from the current resource.
+	newest int64
 }
 
 func isServiceAttribute(k string) bool {
 	return k == serviceName || k == serviceNamespace || k == serviceInstanceID
 }
 
-// resource prepares the labels that come from the resource. It allocates
+// resource prepares the labels that come from the resource, and reports
+// whether it is one agent: it has a job and an instance. It allocates
 // nothing once the resource is known: job and instance are assembled in
 // scratch bytes, and label values go into the arena.
-func (w *worker) resource(attrs pcommon.Map) {
+func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 	// key = job, 0xff, instance; job is service.namespace/service.name.
 	w.key = w.key[:0]
 	name, hasJob := attrs.Get(serviceName)
@@ -229,6 +240,7 @@ func (w *worker) resource(attrs pcommon.Map) {
 			}
 		}
 	}
+	return hasJob && hasInstance && len(instance) > 0
 }
 
 // validUTF8 replaces invalid UTF-8 in b[from:] by U+FFFD. Valid UTF-8 never

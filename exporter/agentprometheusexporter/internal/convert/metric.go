@@ -153,6 +153,9 @@ func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPoi
 		w.stats.drop(OutOfOrder, 1)
 		return nil, true
 	}
+	if s != nil {
+		w.newest = max(w.newest, int64(ts))
+	}
 	return s, existed
 }
 
@@ -161,6 +164,7 @@ func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPoi
 // scrapes expose as zero first (see store.Series.Held). Call before the
 // point's values are stored; start and ts are the run's start and the point's time.
 func (w *worker) run(s *store.Series, delta, continued bool, start, ts int64) {
+	s.Delta = delta
 	switch {
 	case !delta:
 		s.RunStarted = 0

@@ -32,6 +32,11 @@ type TelemetryBuilder struct {
 	ExporterAgentprometheusDescriptorCacheHits      metric.Int64ObservableCounter
 	ExporterAgentprometheusDescriptorCacheMisses    metric.Int64ObservableCounter
 	ExporterAgentprometheusDescriptorsCached        metric.Int64ObservableGauge
+	ExporterAgentprometheusFleetClaimsDeferred      metric.Int64ObservableCounter
+	ExporterAgentprometheusFleetClaimsHeard         metric.Int64ObservableCounter
+	ExporterAgentprometheusFleetClaimsSent          metric.Int64ObservableCounter
+	ExporterAgentprometheusFleetMembers             metric.Int64ObservableGauge
+	ExporterAgentprometheusFleetMessagesDropped     metric.Int64ObservableCounter
 	ExporterAgentprometheusPointsDropped            metric.Int64Counter
 	ExporterAgentprometheusScrapeDuration           metric.Float64Histogram
 	ExporterAgentprometheusScrapes                  metric.Int64Counter
@@ -112,6 +117,81 @@ func (builder *TelemetryBuilder) RegisterExporterAgentprometheusDescriptorsCache
 	return nil
 }
 
+// RegisterExporterAgentprometheusFleetClaimsDeferredCallback sets callback for observable ExporterAgentprometheusFleetClaimsDeferred metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsDeferredCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetClaimsDeferred, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetClaimsDeferred)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusFleetClaimsHeardCallback sets callback for observable ExporterAgentprometheusFleetClaimsHeard metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsHeardCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetClaimsHeard, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetClaimsHeard)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusFleetClaimsSentCallback sets callback for observable ExporterAgentprometheusFleetClaimsSent metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsSentCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetClaimsSent, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetClaimsSent)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusFleetMembersCallback sets callback for observable ExporterAgentprometheusFleetMembers metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetMembersCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetMembers, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetMembers)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusFleetMessagesDroppedCallback sets callback for observable ExporterAgentprometheusFleetMessagesDropped metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetMessagesDroppedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetMessagesDropped, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetMessagesDropped)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterExporterAgentprometheusSeriesActiveCallback sets callback for observable ExporterAgentprometheusSeriesActive metric.
 func (builder *TelemetryBuilder) RegisterExporterAgentprometheusSeriesActiveCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -179,6 +259,36 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{descriptor}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetClaimsDeferred, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_fleet_claims_deferred",
+		metric.WithDescription("Batches of a resource this gateway received without claiming it, because the latest claim of it is younger than fleet::claim_interval (the damping). [Development]"),
+		metric.WithUnit("{batch}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetClaimsHeard, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_fleet_claims_heard",
+		metric.WithDescription("Claims of resources heard from other gateways of the fleet, by what they led to (outcome departed, kept_newer, not_held, stale, own). [Development]"),
+		metric.WithUnit("{claim}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetClaimsSent, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_fleet_claims_sent",
+		metric.WithDescription("Claims of resources this gateway broadcast to the fleet (it began receiving a resource another gateway held). [Development]"),
+		metric.WithUnit("{claim}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetMembers, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_fleet_members",
+		metric.WithDescription("Live members of the fleet's cluster, this gateway included (1 when alone). [Development]"),
+		metric.WithUnit("{member}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetMessagesDropped, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_fleet_messages_dropped",
+		metric.WithDescription("Packets and messages from the fleet's gossip port that were dropped (reason unauthenticated, malformed, overloaded). [Development]"),
+		metric.WithUnit("{message}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusPointsDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agentprometheus_points_dropped",
 		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order). [Development]"),
@@ -218,7 +328,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusSeriesRemoved, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agentprometheus_series_removed",
-		metric.WithDescription("Number of series removed (reason expired, or no_recorded_value when a point flagged the series as ended). [Development]"),
+		metric.WithDescription("Number of series removed (reason expired, no_recorded_value when a point flagged the series as ended, or departed when another gateway of the fleet claimed its resource). [Development]"),
 		metric.WithUnit("{series}"),
 	)
 	errs = errors.Join(errs, err)

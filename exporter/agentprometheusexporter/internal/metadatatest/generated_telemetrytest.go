@@ -83,6 +83,84 @@ func AssertEqualExporterAgentprometheusDescriptorsCached(t *testing.T, tt *compo
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAgentprometheusFleetClaimsDeferred(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_claims_deferred",
+		Description: "Batches of a resource this gateway received without claiming it, because the latest claim of it is younger than fleet::claim_interval (the damping). [Development]",
+		Unit:        "{batch}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_claims_deferred")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusFleetClaimsHeard(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_claims_heard",
+		Description: "Claims of resources heard from other gateways of the fleet, by what they led to (outcome departed, kept_newer, not_held, stale, own). [Development]",
+		Unit:        "{claim}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_claims_heard")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusFleetClaimsSent(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_claims_sent",
+		Description: "Claims of resources this gateway broadcast to the fleet (it began receiving a resource another gateway held). [Development]",
+		Unit:        "{claim}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_claims_sent")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusFleetMembers(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_members",
+		Description: "Live members of the fleet's cluster, this gateway included (1 when alone). [Development]",
+		Unit:        "{member}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_members")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusFleetMessagesDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_messages_dropped",
+		Description: "Packets and messages from the fleet's gossip port that were dropped (reason unauthenticated, malformed, overloaded). [Development]",
+		Unit:        "{message}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_messages_dropped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentprometheusPointsDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_points_dropped",
@@ -179,7 +257,7 @@ func AssertEqualExporterAgentprometheusSeriesRefused(t *testing.T, tt *component
 func AssertEqualExporterAgentprometheusSeriesRemoved(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_series_removed",
-		Description: "Number of series removed (reason expired, or no_recorded_value when a point flagged the series as ended). [Development]",
+		Description: "Number of series removed (reason expired, no_recorded_value when a point flagged the series as ended, or departed when another gateway of the fleet claimed its resource). [Development]",
 		Unit:        "{series}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -97,7 +97,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Reso
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), Resource: res, updated: now}
+	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), family: f, Resource: res, updated: now}
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {
@@ -105,6 +105,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Reso
 	}
 	f.series = append(f.series, s)
 	f.hold(res, 1)
+	res.join(s)
 	return s, Created
 }
 
@@ -180,6 +181,7 @@ func (f *Family) remove(i int32) {
 	f.series[last] = nil
 	f.series = f.series[:last]
 	s.removed = true
+	s.Resource.leave(s)
 	f.hold(s.Resource, -1)
 	s.Resource.series.Add(-1)
 	f.store.total.Add(-1)

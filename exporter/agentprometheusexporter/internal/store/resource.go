@@ -1,11 +1,16 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
-import "sync/atomic"
+import (
+	"crypto/sha256"
+	"sync"
+	"sync/atomic"
+)
 
 // Resource is one agent as Prometheus sees it: its job and instance. Limits
 // per resource and target_info hang off it.
 type Resource struct {
 	key string // job, 0xff, instance
+	id  ID
 
 	// TargetInfo is the rendered label set of its target_info series, empty
 	// when the resource has no job or no instance (no target_info then).
@@ -13,6 +18,48 @@ type Resource struct {
 	series     atomic.Int64
 	updated    atomic.Int64 // store clock at the last batch from this resource
 	card       resourceCounts
+
+	// members are the resource's series in no order (Series.member is each
+	// one's position), so that a departure finds them without a walk of
+	// every family. Taken after a family's lock, never before.
+	mu      sync.Mutex
+	members []*Series
+}
+
+// ID names a resource in the messages between gateways of a fleet: a hash
+// of its key, of fixed size however long the job and instance are.
+type ID [16]byte
+
+// IDOf returns the ID of the resource with this key (job, 0xff, instance).
+func IDOf(key []byte) ID {
+	sum := sha256.Sum256(key)
+	return ID(sum[:16])
+}
+
+// ID is the resource's ID.
+func (r *Resource) ID() ID { return r.id }
+
+// join adds s to the resource's members. Call with s's family locked.
+func (r *Resource) join(s *Series) {
+	r.mu.Lock()
+	s.member = int32(len(r.members))
+	r.members = append(r.members, s)
+	r.mu.Unlock()
+}
+
+// leave takes s out of the resource's members by moving the last member into
+// its place. Call with s's family locked.
+func (r *Resource) leave(s *Series) {
+	r.mu.Lock()
+	last := int32(len(r.members) - 1)
+	if i := s.member; i != last {
+		moved := r.members[last]
+		moved.member = i
+		r.members[i] = moved
+	}
+	r.members[last] = nil
+	r.members = r.members[:last]
+	r.mu.Unlock()
 }
 
 // TargetInfo returns the rendered target_info labels ("" for none).

@@ -5,10 +5,15 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 type Series struct {
 	// Labels is the series' identity in its family: its label names,
 	// shared with the other series of those names, and its own values.
-	Labels   LabelSet
-	hash     uint64
-	index    int32
-	removed  bool // taken out of its family; position hints must not reuse it
+	Labels  LabelSet
+	hash    uint64
+	index   int32 // position in its family
+	member  int32 // position among its resource's members
+	removed bool  // taken out of its family; position hints must not reuse it
+	// Delta says that the series accumulates deltas: its value exists
+	// nowhere else until every scraper has taken it.
+	Delta    bool
+	family   *Family
 	Resource *Resource
 
 	updated int64 // store clock at the last update, unix nanoseconds

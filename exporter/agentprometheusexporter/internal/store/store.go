@@ -18,6 +18,7 @@ type Store struct {
 	mu        sync.RWMutex
 	families  map[string]*Family
 	resources map[string]*Resource
+	byID      map[ID]*Resource
 	// claims maps every name a family's exposition writes (see exposedNames)
 	// to the family, so that a new family whose names would clash with
 	// another's is refused instead of making the scrape unparseable.
@@ -70,6 +71,7 @@ func New(maxSeries, maxSeriesPerResource int, claims Claims) *Store {
 		claimsOf:       claims,
 		families:       map[string]*Family{},
 		resources:      map[string]*Resource{},
+		byID:           map[ID]*Resource{},
 		claims:         map[string]*Family{},
 	}
 }
@@ -168,8 +170,9 @@ func (st *Store) Resource(key []byte, now int64) *Resource {
 	if r == nil {
 		st.mu.Lock()
 		if r = st.resources[string(key)]; r == nil {
-			r = &Resource{key: string(key)}
+			r = &Resource{key: string(key), id: IDOf(key)}
 			st.resources[r.key] = r
+			st.byID[r.id] = r
 		}
 		st.mu.Unlock()
 	}
@@ -247,6 +250,7 @@ func (st *Store) Sweep(cutoff int64) int {
 		// A resource touched since the cutoff may be about to get series.
 		if r.series.Load() == 0 && r.updated.Load() < cutoff {
 			delete(st.resources, k)
+			delete(st.byID, r.id)
 		}
 	}
 	return expired

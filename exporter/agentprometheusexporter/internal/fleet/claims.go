@@ -1,0 +1,154 @@
+package fleet // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+
+import (
+	"sync"
+	"time"
+)
+
+// claims is what one node knows of the claims of each resource: the rule of
+// the package doc, with the node's clock passed in.
+type claims struct {
+	self     uint64
+	interval int64 // the damping interval, nanoseconds
+	retain   int64 // how long a resource nobody mentions is remembered
+	max      int   // bound on the resources remembered
+
+	mu      sync.Mutex
+	entries map[ID]*entry
+}
+
+type entry struct {
+	newest int64 // newest point received here, 0 for none
+	// The latest claim known: its point time and node (0 for none), and
+	// when, on this node's clock, it was made or heard.
+	point int64
+	node  uint64
+	heard int64
+	// touched is when the resource was last received or claimed.
+	touched int64
+}
+
+func newClaims(self uint64, interval, retain time.Duration, max int) *claims {
+	return &claims{self: self, interval: int64(interval), retain: int64(retain), max: max, entries: map[ID]*entry{}}
+}
+
+// Received is what receiving a resource led to.
+type Received uint8
+
+const (
+	// Held: this node made the latest claim; nothing to say.
+	Held Received = iota
+	// Claimed: the caller broadcasts the claim returned with it.
+	Claimed
+	// Deferred: the latest claim, another node's, is younger than the
+	// damping interval; this node holds the resource without claiming it.
+	Deferred
+)
+
+// received records that the resource's points up to newest arrived at now,
+// and returns the claim to broadcast when there is one.
+func (c *claims) received(id ID, newest, now int64) (Claim, Received) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[id]
+	if e == nil {
+		e = &entry{}
+		c.entries[id] = e
+	}
+	e.newest, e.touched = max(e.newest, newest), now
+	switch {
+	case e.node == c.self:
+		e.point = max(e.point, newest)
+		return Claim{}, Held
+	case e.node != 0 && now-e.heard < c.interval:
+		return Claim{}, Deferred
+	}
+	e.point, e.node, e.heard = e.newest, c.self, now
+	return Claim{Resource: id, Point: e.point, Node: c.self}, Claimed
+}
+
+// Heard is what hearing another node's claim led to.
+type Heard uint8
+
+const (
+	// Departed: the resource leaves this node; the caller removes its
+	// series not newer than the claim's point.
+	Departed Heard = iota
+	// KeptNewer: the claim is the latest, but this node holds a newer point
+	// of the resource (it received it meanwhile, without claiming it yet).
+	KeptNewer
+	// NotHeld: the claim is recorded for the damping; the resource is not
+	// received here.
+	NotHeld
+	// Stale: a claim as new as it, or newer, is known; nothing changes.
+	Stale
+	// Own: a claim in this node's name, such as its own coming back through
+	// a state exchange; a claim is this node's only if it made it.
+	Own
+	numHeard
+)
+
+var heardNames = [numHeard]string{"departed", "kept_newer", "not_held", "stale", "own"}
+
+func (h Heard) String() string { return heardNames[h] }
+
+// heard records a claim heard at now and says what it means here.
+func (c *claims) heard(cl Claim, now int64) Heard {
+	if cl.Node == c.self {
+		return Own
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[cl.Resource]
+	if e != nil && !cl.newer(e.point, e.node) {
+		return Stale
+	}
+	if e == nil {
+		if len(c.entries) >= c.max {
+			return NotHeld // remembered only when there is room
+		}
+		e = &entry{}
+		c.entries[cl.Resource] = e
+	}
+	e.point, e.node, e.heard = cl.Point, cl.Node, now-int64(cl.Age)
+	e.touched = max(e.touched, e.heard)
+	switch {
+	case e.newest == 0:
+		return NotHeld
+	case e.newest > cl.Point:
+		return KeptNewer
+	}
+	return Departed
+}
+
+// own returns the claims this node made and still holds, with their ages at now.
+func (c *claims) own(now int64) []Claim {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Claim
+	for id, e := range c.entries {
+		if e.node == c.self {
+			out = append(out, Claim{Resource: id, Point: e.point, Node: c.self, Age: time.Duration(now - e.heard)})
+		}
+	}
+	return out
+}
+
+// forget drops the resources neither received nor claimed for the retention
+// time: a resource gone that long holds no series anywhere.
+func (c *claims) forget(now int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, e := range c.entries {
+		if now-e.touched > c.retain {
+			delete(c.entries, id)
+		}
+	}
+}
+
+// len is the number of resources remembered.
+func (c *claims) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}

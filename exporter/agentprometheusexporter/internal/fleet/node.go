@@ -1,0 +1,259 @@
+package fleet // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/memberlist"
+	"go.uber.org/zap"
+)
+
+// Config is what a node needs besides its callbacks.
+type Config struct {
+	// Name is the node's memberlist name, unique in the cluster.
+	Name string
+	// Bind is the host:port gossip listens on (UDP and TCP); Advertise the
+	// one other nodes reach it at, empty for memberlist's choice.
+	Bind, Advertise string
+	// Join lists the peers to join: host:port, a host name standing for
+	// every address it resolves to (a Kubernetes headless Service).
+	Join []string
+	// SecretKey encrypts gossip (AES, 16, 24 or 32 bytes); nil sends it in
+	// the clear.
+	SecretKey []byte
+	// ClaimInterval is the damping interval; Retain how long a resource
+	// nobody mentions is remembered; MaxResources bounds them.
+	ClaimInterval, Retain time.Duration
+	MaxResources          int
+	// RejoinInterval is how often a node that is alone joins its peers again.
+	RejoinInterval time.Duration
+	// Now is the node's clock, unix nanoseconds.
+	Now func() int64
+	// Depart is called, on memberlist's goroutine, for each resource that
+	// leaves this node; it must not block, and returns false when it could
+	// not take the departure.
+	Depart func(id ID, through int64) bool
+}
+
+// Node is this gateway's member of the fleet.
+type Node struct {
+	cfg    Config
+	logger *zap.Logger
+	claims *claims
+	ml     *memberlist.Memberlist
+	queue  *memberlist.TransmitLimitedQueue
+	stats  Stats
+
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+}
+
+// Stats are the node's counts since it started.
+type Stats struct {
+	ClaimsSent, ClaimsDeferred atomic.Int64
+	ClaimsHeard                [numHeard]atomic.Int64
+	Dropped                    [numDrops]atomic.Int64
+}
+
+// Start creates the node, listening at cfg.Bind, and joins its peers in the
+// background: a node that finds none (the first of a fleet) runs alone until
+// one joins it, or its own rejoin finds one.
+func Start(cfg Config, logger *zap.Logger) (*Node, error) {
+	id, err := nodeID()
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{
+		cfg: cfg, logger: logger,
+		claims: newClaims(id, cfg.ClaimInterval, cfg.Retain, cfg.MaxResources),
+		stop:   make(chan struct{}), done: make(chan struct{}),
+	}
+	mlc := memberlist.DefaultLANConfig()
+	mlc.Name = cfg.Name
+	if mlc.BindAddr, mlc.BindPort, err = SplitHostPort(cfg.Bind); err != nil {
+		return nil, fmt.Errorf("bind: %w", err)
+	}
+	mlc.AdvertisePort = mlc.BindPort
+	if cfg.Advertise != "" {
+		if mlc.AdvertiseAddr, mlc.AdvertisePort, err = SplitHostPort(cfg.Advertise); err != nil {
+			return nil, fmt.Errorf("advertise: %w", err)
+		}
+	}
+	mlc.SecretKey = cfg.SecretKey
+	mlc.Delegate = (*delegate)(n)
+	mlc.Events = (*events)(n)
+	mlc.Logger = log.New(&logWriter{logger: logger, stats: &n.stats}, "", 0)
+	n.ml, err = memberlist.Create(mlc)
+	if err != nil {
+		return nil, err
+	}
+	n.queue = &memberlist.TransmitLimitedQueue{NumNodes: n.ml.NumMembers, RetransmitMult: mlc.RetransmitMult}
+	go n.run()
+	return n, nil
+}
+
+// nodeID is a random, non-zero ID, new at every start: a restarted gateway
+// holds nothing of what it claimed before.
+func nodeID() (uint64, error) {
+	var b [8]byte
+	for {
+		if _, err := rand.Read(b[:]); err != nil {
+			return 0, err
+		}
+		if id := binary.BigEndian.Uint64(b[:]); id != 0 {
+			return id, nil
+		}
+	}
+}
+
+// SplitHostPort splits host:port and checks the port.
+func SplitHostPort(hostport string) (string, int, error) {
+	host, p, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return "", 0, fmt.Errorf("port %q is not a number from 0 to 65535", p)
+	}
+	return host, int(port), nil
+}
+
+// run joins the peers, again whenever the node is alone, and forgets old
+// resources.
+func (n *Node) run() {
+	defer close(n.done)
+	n.join()
+	tick := time.NewTicker(n.cfg.RejoinInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-n.stop:
+			return
+		case <-tick.C:
+			if n.ml.NumMembers() == 1 {
+				n.join()
+			}
+			n.claims.forget(n.cfg.Now())
+		}
+	}
+}
+
+func (n *Node) join() {
+	if len(n.cfg.Join) == 0 {
+		return
+	}
+	joined, err := n.ml.Join(n.cfg.Join)
+	if err != nil && joined == 0 {
+		n.logger.Info("No fleet peer reached; running alone until one joins", zap.Strings("join", n.cfg.Join), zap.Error(err))
+		return
+	}
+	n.logger.Debug("Joined fleet peers", zap.Int("contacted", joined), zap.Int("members", n.ml.NumMembers()))
+}
+
+// Received is called for each batch of a resource with the newest point time
+// it held; it claims the resource when the rule says so.
+func (n *Node) Received(id ID, newest int64) {
+	c, r := n.claims.received(id, newest, n.cfg.Now())
+	switch r {
+	case Claimed:
+		n.stats.ClaimsSent.Add(1)
+		n.queue.QueueBroadcast(&broadcast{id: id, msg: appendMessage(nil, c)})
+	case Deferred:
+		n.stats.ClaimsDeferred.Add(1)
+	}
+}
+
+// hear applies a claim heard from the cluster.
+func (n *Node) hear(c Claim) {
+	h := n.claims.heard(c, n.cfg.Now())
+	n.stats.ClaimsHeard[h].Add(1)
+	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
+		n.stats.Dropped[DropOverloaded].Add(1)
+	}
+}
+
+// Members is the number of live members, this node included.
+func (n *Node) Members() int { return n.ml.NumMembers() }
+
+// Stats returns the node's counts.
+func (n *Node) Stats() *Stats { return &n.stats }
+
+// Resources is the number of resources the node remembers claims of.
+func (n *Node) Resources() int { return n.claims.len() }
+
+// Stop leaves the cluster, telling the others at once rather than letting
+// them find out, and closes the node's sockets.
+func (n *Node) Stop(timeout time.Duration) error {
+	var err error
+	n.once.Do(func() {
+		close(n.stop)
+		<-n.done
+		err = errors.Join(n.ml.Leave(timeout), n.ml.Shutdown())
+	})
+	return err
+}
+
+// broadcast is one claim in memberlist's queue; a newer claim of the same
+// resource replaces it.
+type broadcast struct {
+	id  ID
+	msg []byte
+}
+
+func (b *broadcast) Invalidates(o memberlist.Broadcast) bool {
+	ob, ok := o.(*broadcast)
+	return ok && ob.id == b.id
+}
+
+func (b *broadcast) Message() []byte { return b.msg }
+func (b *broadcast) Finished()       {}
+
+// delegate is the node as memberlist's Delegate.
+type delegate Node
+
+func (d *delegate) NodeMeta(int) []byte { return nil }
+
+// NotifyMsg runs on memberlist's packet goroutine: it must not block.
+func (d *delegate) NotifyMsg(b []byte) { (*Node)(d).ingest(b) }
+
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
+	return d.queue.GetBroadcasts(overhead, limit)
+}
+
+// LocalState is this node's claims, sent in memberlist's state exchange.
+func (d *delegate) LocalState(bool) []byte {
+	return appendMessage(nil, d.claims.own(d.cfg.Now())...)
+}
+
+func (d *delegate) MergeRemoteState(b []byte, _ bool) { (*Node)(d).ingest(b) }
+
+// ingest applies every claim of a message, or counts it as malformed.
+func (n *Node) ingest(b []byte) {
+	if err := decodeMessage(b, n.hear); err != nil {
+		n.stats.Dropped[DropMalformed].Add(1)
+		n.logger.Debug("Dropped a fleet message", zap.Error(err))
+	}
+}
+
+// events logs members as they come and go.
+type events Node
+
+func (e *events) NotifyJoin(m *memberlist.Node) {
+	e.logger.Info("Fleet member joined", zap.String("member", m.Name), zap.String("address", m.Address()))
+}
+
+func (e *events) NotifyLeave(m *memberlist.Node) {
+	e.logger.Info("Fleet member left", zap.String("member", m.Name), zap.String("address", m.Address()))
+}
+
+func (e *events) NotifyUpdate(*memberlist.Node) {}

@@ -1,0 +1,83 @@
+package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+
+import (
+	"slices"
+	"strings"
+)
+
+// A departure is what a gateway of a fleet does with a resource that another
+// gateway now receives: the other one holds newer points of it, up to the
+// point time through. Series whose latest point is not newer than that go:
+// a cumulative or gauge series at once, since Prometheus takes the newer copy
+// from the other gateway (sample timestamps); a series that accumulates
+// deltas once every scraper has taken its value, which exists nowhere else.
+// A series updated with a newer point meanwhile (the agent came back) stays.
+
+// Held describes the series that accumulate deltas a departure kept.
+type Held struct {
+	Series int
+	// RunStarted is the latest start of their runs (see Series.Shown), and
+	// Updated their latest update, in store clock.
+	RunStarted, Updated int64
+}
+
+// ResourceByID returns the resource with this ID, or nil.
+func (st *Store) ResourceByID(id ID) *Resource {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.byID[id]
+}
+
+// Depart removes the series of r not newer than through, except those that
+// accumulate deltas, which it reports.
+func (st *Store) Depart(r *Resource, through int64) (removed int, held Held) {
+	removed = st.removeMembers(r, func(s *Series) bool {
+		if s.Timestamp > through {
+			return false
+		}
+		if s.Delta {
+			held.Series++
+			held.RunStarted = max(held.RunStarted, s.RunStarted)
+			held.Updated = max(held.Updated, s.updated)
+			return false
+		}
+		return true
+	})
+	return removed, held
+}
+
+// DropHeld removes the series of r that accumulate deltas and are not newer
+// than through: call it once every scraper has taken their values.
+func (st *Store) DropHeld(r *Resource, through int64) int {
+	return st.removeMembers(r, func(s *Series) bool { return s.Delta && s.Timestamp <= through })
+}
+
+// removeMembers removes the series of r for which remove says so, taking
+// each family's lock for at most a chunk of them at a time, and returns how
+// many it removed. remove runs with the series' family locked.
+func (st *Store) removeMembers(r *Resource, remove func(*Series) bool) int {
+	r.mu.Lock()
+	members := slices.Clone(r.members)
+	r.mu.Unlock()
+	// A family's series together: one lock hold per family and chunk.
+	slices.SortFunc(members, func(a, b *Series) int { return strings.Compare(a.family.Name, b.family.Name) })
+	removed := 0
+	for len(members) > 0 {
+		f := members[0].family
+		n := 1
+		for n < len(members) && n < chunk && members[n].family == f {
+			n++
+		}
+		f.lock()
+		for _, s := range members[:n] {
+			// Removed meanwhile (expired, ended) or already moved on.
+			if !s.removed && remove(s) {
+				f.remove(s.index)
+				removed++
+			}
+		}
+		f.mu.Unlock()
+		members = members[n:]
+	}
+	return removed
+}
