@@ -2,6 +2,7 @@ package agentprometheusexporter
 
 import (
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -66,7 +67,32 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, 7, cfg.MaxDescriptors)
 		assert.Equal(t, ScrapeConfig{Timeout: 12 * time.Second, MaxConcurrent: 3, DrainTimeout: 7 * time.Second}, cfg.Scrape)
 		assert.Equal(t, CardinalityConfig{Enabled: true, Path: "/debug/cardinality", Top: 50, ScanTimeout: 250 * time.Millisecond}, cfg.Cardinality)
+		assert.Equal(t, FleetConfig{
+			Enabled: true, Bind: "10.0.0.1:7947", Advertise: "10.0.0.2:7948",
+			Join:          []string{"statsgate-gossip.observability.svc:7947", "10.0.0.3"},
+			SecretKeyFile: "/etc/statsgate/fleet/key", ClaimInterval: 20 * time.Second, RejoinInterval: 5 * time.Second,
+		}, cfg.Fleet)
 	})
+	// testdata/gateway.yaml reads the peers from one environment variable,
+	// as its listen addresses: a comma-separated list, or nothing to run alone.
+	for _, tc := range []struct {
+		env  string
+		join []string
+	}{
+		{"10.0.0.1:7946,10.0.0.2:7946", []string{"10.0.0.1:7946", "10.0.0.2:7946"}},
+		{"statsgate-gossip", []string{"statsgate-gossip"}},
+		{"", []string{}},
+	} {
+		t.Run("fleet::join from an environment variable "+strconv.Quote(tc.env), func(t *testing.T) {
+			// What the env provider resolves ${env:...} to: the variable's
+			// value read as YAML, here a string.
+			conf := confmap.NewFromStringMap(map[string]any{"fleet": map[string]any{"enabled": true, "join": tc.env}})
+			cfg := createDefaultConfig().(*Config)
+			require.NoError(t, cfg.Unmarshal(conf))
+			require.NoError(t, cfg.Validate())
+			assert.Equal(t, tc.join, cfg.Fleet.Join)
+		})
+	}
 	t.Run("misspelt nested key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "nested_misspelt")
 		require.ErrorContains(t, err, "enabeld")
@@ -111,6 +137,7 @@ func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
 		{"misspelt_keepalive", "keepalive::idle_timout"},
 		{"misspelt_dialer", "dialer::timout"},
 		{"misspelt_middleware", "middlewares[0]::idd"},
+		{"misspelt_fleet", "fleet::secret_key_fiel"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -146,6 +173,12 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"zero cardinality top", func(c *Config) { c.Cardinality.Top = 0 }, "cardinality::top: must be from 1 to 1000, got 0"},
 		{"huge cardinality top", func(c *Config) { c.Cardinality.Top = 1001 }, "cardinality::top: must be from 1 to 1000, got 1001"},
 		{"zero cardinality scan_timeout", func(c *Config) { c.Cardinality.ScanTimeout = 0 }, "cardinality::scan_timeout: must be positive"},
+		{"fleet bind without a port", func(c *Config) { c.Fleet.Enabled, c.Fleet.Bind = true, "0.0.0.0" }, `fleet::bind: want host:port, got "0.0.0.0"`},
+		{"fleet bind port out of range", func(c *Config) { c.Fleet.Enabled, c.Fleet.Bind = true, "0.0.0.0:70000" }, `fleet::bind: want host:port, got "0.0.0.0:70000": port "70000" is not a number from 0 to 65535`},
+		{"fleet advertise without a port", func(c *Config) { c.Fleet.Enabled, c.Fleet.Advertise = true, "10.0.0.1" }, `fleet::advertise: want host:port`},
+		{"empty fleet peer", func(c *Config) { c.Fleet.Enabled, c.Fleet.Join = true, []string{"a:7946", " "} }, "fleet::join[1]: must not be empty"},
+		{"negative claim_interval", func(c *Config) { c.Fleet.Enabled, c.Fleet.ClaimInterval = true, -time.Second }, "fleet::claim_interval: must not be negative"},
+		{"zero rejoin_interval", func(c *Config) { c.Fleet.Enabled, c.Fleet.RejoinInterval = true, 0 }, "fleet::rejoin_interval: must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

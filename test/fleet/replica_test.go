@@ -1,11 +1,14 @@
 package fleet
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,17 +54,47 @@ type replica struct {
 	name                        string
 	otlpGRPC, otlpHTTP, metrics string
 	health, telemetry           string
-	bin, dir                    string
-	sets                        []string
-	proc                        *proctest.Proc
-	starts                      int
+	// gossip is the fleet's memberlist address (UDP and TCP).
+	gossip   string
+	bin, dir string
+	sets     []string
+	// env is added to the replica's environment: the fleet settings.
+	env    []string
+	proc   *proctest.Proc
+	starts int
 }
 
 func newReplica(t *testing.T, name, bin, dir string, sets ...string) *replica {
 	return &replica{
 		name: name, bin: bin, dir: dir, sets: sets,
 		otlpGRPC: gatewaytest.FreeAddr(t), otlpHTTP: gatewaytest.FreeAddr(t), metrics: gatewaytest.FreeAddr(t),
-		health: gatewaytest.FreeAddr(t), telemetry: gatewaytest.FreeAddr(t),
+		health: gatewaytest.FreeAddr(t), telemetry: gatewaytest.FreeAddr(t), gossip: gatewaytest.FreeAddr(t),
+	}
+}
+
+// formFleet makes the replicas one fleet through the default config's
+// environment variables: each joins the others' gossip addresses, with a
+// shared key. Without it each replica runs alone, as the config's default.
+func formFleet(t *testing.T, dir string, replicas []*replica) {
+	t.Helper()
+	key := make([]byte, 32)
+	_, err := rand.Read(key)
+	require.NoError(t, err)
+	keyFile := filepath.Join(dir, "fleet.key")
+	require.NoError(t, os.WriteFile(keyFile, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600))
+	for _, r := range replicas {
+		var peers []string
+		for _, o := range replicas {
+			if o != r {
+				peers = append(peers, o.gossip)
+			}
+		}
+		r.env = []string{
+			"STATSGATE_FLEET_ENABLED=true",
+			"STATSGATE_FLEET_BIND=" + r.gossip,
+			"STATSGATE_FLEET_JOIN=" + strings.Join(peers, ","),
+			"STATSGATE_FLEET_SECRET_KEY_FILE=" + keyFile,
+		}
 	}
 }
 
@@ -75,13 +108,13 @@ func (r *replica) start(t *testing.T) {
 	for _, s := range r.sets {
 		args = append(args, "--set="+s)
 	}
-	r.proc = proctest.Start(t, r.dir, r.name, []string{
+	r.proc = proctest.Start(t, r.dir, r.name, append([]string{
 		"STATSGATE_OTLP_GRPC_ENDPOINT=" + r.otlpGRPC,
 		"STATSGATE_OTLP_HTTP_ENDPOINT=" + r.otlpHTTP,
 		"STATSGATE_METRICS_ENDPOINT=" + r.metrics,
 		"STATSGATE_HEALTH_ENDPOINT=" + r.health,
 		"STATSGATE_TELEMETRY_PORT=" + gatewaytest.PortOf(t, r.telemetry),
-	}, r.bin, args...)
+	}, r.env...), r.bin, args...)
 	proctest.Poll(t, 30*time.Second, r.name+" healthy", func() error {
 		return errors.Join(r.proc.Running(), ok200("http://"+r.health+"/"))
 	})

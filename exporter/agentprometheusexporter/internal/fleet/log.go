@@ -31,25 +31,26 @@ func (d Drop) String() string { return dropNames[d] }
 const NumDrops = int(numDrops)
 
 // memberlist says that it dropped a packet only in its log: these are the
-// lines it writes then (memberlist v0.7.0, net.go), by reason.
+// lines it writes then (memberlist v0.7.0, net.go), lower-cased, by reason.
 var dropLines = []struct {
 	text string
 	drop Drop
 }{
-	{"Decrypt packet failed", DropUnauthenticated},
-	{"No installed keys could decrypt", DropUnauthenticated},
+	{"decrypt packet failed", DropUnauthenticated},
+	{"no installed keys could decrypt", DropUnauthenticated},
+	{"unsupported encryption version", DropUnauthenticated},
 	{"unacceptable label", DropUnauthenticated},
-	{"Encryption is configured but remote state is not encrypted", DropUnauthenticated},
-	{"Failed to decode", DropMalformed},
-	{"Failed to decompress", DropMalformed},
+	{"encryption is configured but remote state is not encrypted", DropUnauthenticated},
+	{"remote state is encrypted and encryption is not configured", DropUnauthenticated},
+	{"failed to decode", DropMalformed},
+	{"failed to decompress", DropMalformed},
 	{"missing message type byte", DropMalformed},
 	{"invalid checksum", DropMalformed},
 	{"not supported", DropMalformed},
-	{"Received invalid msgType", DropMalformed},
+	{"received invalid msgtype", DropMalformed},
 	{"truncated messages", DropMalformed},
 	{"failed to receive", DropMalformed},
-	{"Failed to read remote state", DropMalformed},
-	{"Failed to receive user message", DropMalformed},
+	{"failed to read remote state", DropMalformed},
 }
 
 // logEvery bounds how often a kind of dropped packet is logged: anyone who
@@ -65,9 +66,34 @@ type logWriter struct {
 
 	mu     sync.Mutex
 	logged [numDrops]time.Time
+	// closed: memberlist's goroutines may still write or report a member
+	// after its Shutdown returns (a gossip round or a suspicion timer in
+	// progress); nothing is logged then.
+	closed bool
+}
+
+// emit runs log with the logger unless the logging has ended.
+func (w *logWriter) emit(log func(*zap.Logger)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		log(w.logger)
+	}
+}
+
+// close ends the logging; it returns once no Write is logging.
+func (w *logWriter) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
 }
 
 func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return len(p), nil
+	}
 	line := strings.TrimSpace(string(p))
 	level, msg := "INFO", line
 	if strings.HasPrefix(line, "[") {
@@ -75,8 +101,10 @@ func (w *logWriter) Write(p []byte) (int, error) {
 			level, msg = line[1:end], strings.TrimSpace(line[end+1:])
 		}
 	}
+	lower := strings.ToLower(msg)
 	for _, d := range dropLines {
-		if strings.Contains(msg, d.text) {
+		// A join this node tried is its own failure, not a packet it dropped.
+		if strings.Contains(lower, d.text) && !strings.Contains(lower, "failed to join") {
 			w.stats.Dropped[d.drop].Add(1)
 			if w.allow(d.drop) {
 				w.logger.Warn("Dropped a packet from the fleet's gossip port; more are counted, not logged, for a while",
@@ -98,9 +126,8 @@ func (w *logWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// allow says whether a drop may be logged now. Call with w.mu held.
 func (w *logWriter) allow(d Drop) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	now := time.Now()
 	if now.Sub(w.logged[d]) < logEvery {
 		return false

@@ -51,6 +51,7 @@ type Node struct {
 	ml     *memberlist.Memberlist
 	queue  *memberlist.TransmitLimitedQueue
 	stats  Stats
+	log    *logWriter
 
 	stop chan struct{}
 	done chan struct{}
@@ -91,7 +92,8 @@ func Start(cfg Config, logger *zap.Logger) (*Node, error) {
 	mlc.SecretKey = cfg.SecretKey
 	mlc.Delegate = (*delegate)(n)
 	mlc.Events = (*events)(n)
-	mlc.Logger = log.New(&logWriter{logger: logger, stats: &n.stats}, "", 0)
+	n.log = &logWriter{logger: logger, stats: &n.stats}
+	mlc.Logger = log.New(n.log, "", 0)
 	n.ml, err = memberlist.Create(mlc)
 	if err != nil {
 		return nil, err
@@ -199,6 +201,7 @@ func (n *Node) Stop(timeout time.Duration) error {
 		close(n.stop)
 		<-n.done
 		err = errors.Join(n.ml.Leave(timeout), n.ml.Shutdown())
+		n.log.close()
 	})
 	return err
 }
@@ -241,7 +244,7 @@ func (d *delegate) MergeRemoteState(b []byte, _ bool) { (*Node)(d).ingest(b) }
 func (n *Node) ingest(b []byte) {
 	if err := decodeMessage(b, n.hear); err != nil {
 		n.stats.Dropped[DropMalformed].Add(1)
-		n.logger.Debug("Dropped a fleet message", zap.Error(err))
+		n.log.emit(func(l *zap.Logger) { l.Debug("Dropped a fleet message", zap.Error(err)) })
 	}
 }
 
@@ -249,11 +252,15 @@ func (n *Node) ingest(b []byte) {
 type events Node
 
 func (e *events) NotifyJoin(m *memberlist.Node) {
-	e.logger.Info("Fleet member joined", zap.String("member", m.Name), zap.String("address", m.Address()))
+	e.log.emit(func(l *zap.Logger) {
+		l.Info("Fleet member joined", zap.String("member", m.Name), zap.String("address", m.Address()))
+	})
 }
 
 func (e *events) NotifyLeave(m *memberlist.Node) {
-	e.logger.Info("Fleet member left", zap.String("member", m.Name), zap.String("address", m.Address()))
+	e.log.emit(func(l *zap.Logger) {
+		l.Info("Fleet member left", zap.String("member", m.Name), zap.String("address", m.Address()))
+	})
 }
 
 func (e *events) NotifyUpdate(*memberlist.Node) {}

@@ -1,0 +1,140 @@
+package fleet
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	self  = 10
+	other = 20
+	third = 30
+)
+
+var agent = ID{1}
+
+func sec(s float64) int64 { return int64(s * float64(time.Second)) }
+
+func newTestClaims() *claims { return newClaims(self, 15*time.Second, time.Minute, 100) }
+
+func TestReceivingAResourceClaimsIt(t *testing.T) {
+	c := newTestClaims()
+	cl, r := c.received(agent, sec(100), sec(1))
+	require.Equal(t, Claimed, r)
+	assert.Equal(t, Claim{Resource: agent, Point: sec(100), Node: self}, cl)
+
+	// Its next batches say nothing: this node made the latest claim.
+	_, r = c.received(agent, sec(101), sec(2))
+	assert.Equal(t, Held, r)
+	// The claim it hands on in a state exchange has the newest point and its age.
+	assert.Equal(t, []Claim{{Resource: agent, Point: sec(101), Node: self, Age: time.Second}}, c.own(sec(2)))
+}
+
+func TestAClaimNotOlderThanWhatIsHeldHereDeparts(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(1))
+	// The agent moved: another node received its next point.
+	assert.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(2)))
+	assert.Empty(t, c.own(sec(2)), "the claim is the other node's now")
+	// The same claim again (memberlist retransmits, a replay) changes nothing.
+	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(3)))
+	// A claim of an equal point: the tie goes to the higher node ID.
+	assert.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(101), Node: third}, sec(3)))
+	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(3)))
+}
+
+func TestAClaimOlderThanWhatIsHeldHereIsStale(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(1))
+	c.received(agent, sec(105), sec(6))
+	// Its claim carries point 105 now; a claim of 103 lost a race or was replayed.
+	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(103), Node: other}, sec(7)))
+	_, r := c.received(agent, sec(106), sec(7))
+	assert.Equal(t, Held, r)
+}
+
+func TestANewerClaimKeepsWhatThisNodeReceivedSinceWithoutClaiming(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(1))
+	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(2)))
+	// Back here within the interval: held, not claimed.
+	_, r := c.received(agent, sec(110), sec(5))
+	require.Equal(t, Deferred, r)
+	// A third node's claim newer than the latest known but older than what
+	// this node holds: the claim is recorded, the resource stays.
+	assert.Equal(t, KeptNewer, c.heard(Claim{Resource: agent, Point: sec(108), Node: third}, sec(6)))
+}
+
+func TestClaimsAreDampedToOnePerInterval(t *testing.T) {
+	c := newTestClaims()
+	require.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10)))
+	// Per-request balancing: the agent's batches reach this node too.
+	for at := 11.0; at < 25; at++ {
+		_, r := c.received(agent, sec(100+at), sec(at))
+		require.Equal(t, Deferred, r, "at %v s, %v s after the other node's claim", at, at-10)
+	}
+	cl, r := c.received(agent, sec(125), sec(25))
+	require.Equal(t, Claimed, r, "the interval (15 s) has passed")
+	assert.Equal(t, sec(125), cl.Point)
+	// And the other node, which keeps receiving it, defers in turn.
+	o := newClaims(other, 15*time.Second, time.Minute, 100)
+	o.received(agent, sec(124), sec(24))
+	require.Equal(t, Departed, o.heard(cl, sec(25)))
+	_, r = o.received(agent, sec(126), sec(26))
+	assert.Equal(t, Deferred, r)
+}
+
+func TestWithoutDampingEveryBatchAfterAnotherClaimClaims(t *testing.T) {
+	c := newClaims(self, 0, time.Minute, 100)
+	c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10))
+	_, r := c.received(agent, sec(101), sec(10.5))
+	assert.Equal(t, Claimed, r)
+}
+
+func TestAClaimFromAStateExchangeDampsFromWhenItWasMade(t *testing.T) {
+	c := newTestClaims()
+	// A node that has just joined hears a claim made 20 s ago: the agent
+	// may be claimed at once.
+	require.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(100), Node: other, Age: 20 * time.Second}, sec(30)))
+	_, r := c.received(agent, sec(130), sec(30))
+	assert.Equal(t, Claimed, r)
+	// One made 5 s ago damps for the 10 s left.
+	agent2 := ID{2}
+	c.heard(Claim{Resource: agent2, Point: sec(100), Node: other, Age: 5 * time.Second}, sec(30))
+	_, r = c.received(agent2, sec(131), sec(39))
+	assert.Equal(t, Deferred, r)
+	_, r = c.received(agent2, sec(132), sec(40))
+	assert.Equal(t, Claimed, r)
+}
+
+func TestOwnClaimsComingBackChangeNothing(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(1))
+	assert.Equal(t, Own, c.heard(Claim{Resource: agent, Point: sec(200), Node: self}, sec(2)))
+	_, r := c.received(agent, sec(101), sec(2))
+	assert.Equal(t, Held, r)
+}
+
+func TestResourcesNobodyMentionsAreForgotten(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(0))
+	c.heard(Claim{Resource: ID{2}, Point: sec(100), Node: other}, sec(30))
+	c.forget(sec(61))
+	assert.Equal(t, 1, c.len(), "the resource received at 0 s is forgotten after a minute, the one heard at 30 s is not")
+	c.forget(sec(91))
+	assert.Zero(t, c.len())
+}
+
+func TestClaimsOfResourcesNotHeldAreBounded(t *testing.T) {
+	c := newClaims(self, 15*time.Second, time.Minute, 2)
+	for i := range 5 {
+		c.heard(Claim{Resource: ID{0x80 + byte(i)}, Point: sec(100), Node: other}, sec(1))
+	}
+	assert.Equal(t, 2, c.len())
+	// What this node receives is always remembered.
+	c.received(agent, sec(100), sec(1))
+	assert.Equal(t, 3, c.len())
+}
