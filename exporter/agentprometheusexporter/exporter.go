@@ -354,7 +354,7 @@ func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
 	if !e.waitRelease(ctx, func(r store.Release) bool { return r.Value >= runs }) {
 		return
 	}
-	after := max(deltas, e.clock.now().UnixNano()+1)
+	after := max(deltas, e.clock.now().UnixNano(), e.scrapes.LastStamp()) + 1
 	if e.waitRelease(ctx, func(r store.Release) bool { return r.Zero >= after }) {
 		e.set.Logger.Info("Scrapers took the last deltas", zap.Duration("waited", time.Since(began)))
 	}

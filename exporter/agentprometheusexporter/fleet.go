@@ -148,8 +148,9 @@ func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 func (e *agentPrometheusExporter) applyDepartures(m *fleetMember) {
 	defer close(m.done)
 	pending := map[*store.Resource]*departing{}
-	tick, stop := e.clock.newTicker(departPoll)
-	defer stop()
+	// A plain ticker: it only paces the checks, which read e.clock.
+	tick := time.NewTicker(departPoll)
+	defer tick.Stop()
 	for {
 		select {
 		case <-m.quit:
@@ -173,7 +174,7 @@ func (e *agentPrometheusExporter) applyDepartures(m *fleetMember) {
 			p.held.RunStarted = max(p.held.RunStarted, held.RunStarted)
 			p.held.Updated = max(p.held.Updated, held.Updated)
 			p.after = 0
-		case <-tick:
+		case <-tick.C:
 			if len(pending) == 0 {
 				continue
 			}
@@ -184,7 +185,9 @@ func (e *agentPrometheusExporter) applyDepartures(m *fleetMember) {
 					if p.held.RunStarted != 0 && rel.Value < p.held.RunStarted {
 						continue
 					}
-					p.after = max(p.held.Updated, now) + 1
+					// Stamps run ahead of a clock that has not moved
+					// since (internal/scrape): after the latest one too.
+					p.after = max(p.held.Updated, now, e.scrapes.LastStamp()) + 1
 				}
 				if rel.Zero < p.after {
 					continue

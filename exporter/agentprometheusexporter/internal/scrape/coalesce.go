@@ -293,6 +293,10 @@ func (c *Coalescer) run(r *round) {
 	}
 }
 
+// LastStamp is the stamp of the latest encoding, 0 before the first: an
+// encoding that begins after a moment must be stamped above both.
+func (c *Coalescer) LastStamp() int64 { return c.began.Load() }
+
 // stamp returns the clock reading for an encoding that begins now, above
 // every earlier stamp.
 func (c *Coalescer) stamp() int64 {
