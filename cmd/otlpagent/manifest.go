@@ -98,7 +98,7 @@ func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 			}
 		}
 	}
-	e := agentmanifest.Export{At: at, Point: point, Replica: r.replica()}
+	e := agentmanifest.Export{At: at, Point: point, Replica: r.replica(), Conn: r.conn()}
 	for _, v := range carried.sorted() {
 		if r.delta {
 			e.Deltas = append(e.Deltas, v)

@@ -79,6 +79,10 @@ type Export struct {
 	Point time.Time `json:"point"`
 	// Replica is the gateway that answered, when the load balancer says so.
 	Replica string `json:"replica,omitempty"`
+	// Conn is, over gRPC, the local address (ip:port) of the connection
+	// that carried the export: a load balancer's connection log tells
+	// which gateway it reached.
+	Conn string `json:"conn,omitempty"`
 	// Deltas are the values the export carried, with delta temporality.
 	Deltas []Values `json:"deltas,omitempty"`
 }

@@ -34,6 +34,9 @@ type loadBalancer struct {
 	httpSticky string
 	// socket is haproxy's runtime API.
 	socket string
+	// log is haproxy's output: its warnings, and a line per OTLP/gRPC
+	// connection naming the replica it went to (connlog_test.go).
+	log string
 }
 
 // haproxyConfig is the load balancer of the fleet. Health checks ask each
@@ -41,11 +44,14 @@ type loadBalancer struct {
 // connection (stopped, killed) is marked down at once (observe layer4), so
 // that its sticky clients move to one other replica rather than to a new one
 // per request, and the request is tried again on another (redispatch).
+// Each OTLP/gRPC connection is logged once it reaches a replica (logasap),
+// so that a gRPC agent's exports can be put on the replica that took them.
 func haproxyConfig(lb loadBalancer, replicas []*replica) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
   maxconn 4096
   stats socket %s mode 600 level admin
+  log stdout format raw local0
 defaults
   timeout connect 1s
   timeout client 1m
@@ -57,6 +63,9 @@ defaults
 frontend otlp_grpc
   mode tcp
   bind %s
+  log global
+  option logasap
+  log-format "%s"
   default_backend otlp_grpc
 frontend otlp_http
   mode http
@@ -66,7 +75,7 @@ frontend otlp_http_sticky
   mode http
   bind %s
   default_backend otlp_http_sticky
-`, lb.socket, lb.grpc, lb.http, lb.httpSticky)
+`, lb.socket, lb.grpc, connLogFormat, lb.http, lb.httpSticky)
 	backend := func(name, mode, balance string, addr func(*replica) string) {
 		fmt.Fprintf(&b, "backend %s\n  mode %s\n  balance %s\n  option httpchk GET /\n  http-check expect status 200\n", name, mode, balance)
 		if mode == "http" {
@@ -96,6 +105,7 @@ func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalanc
 	out, err := proctest.Run(bin, "-c", "-f", cfg)
 	require.NoError(t, err, "haproxy -c:\n%s", out)
 	p := proctest.Start(t, dir, "haproxy", nil, bin, "-db", "-f", cfg)
+	lb.log = p.Log
 	proctest.Poll(t, 10*time.Second, "haproxy listening", func() error {
 		if err := p.Running(); err != nil {
 			return err
