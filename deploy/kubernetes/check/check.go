@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // The gateway's shutdown, which terminationGracePeriodSeconds must cover after the
@@ -24,6 +25,9 @@ const (
 	// exportsInFlight: an agent's export timeout (10 s in the OTel SDKs) bounds the
 	// OTLP requests the receiver drains.
 	exportsInFlight = 10
+	// fleetLeave: with fleet::enabled, agentprometheus waits up to 2 s to tell the
+	// fleet it leaves, after the drain and before the scrapes in flight.
+	fleetLeave = 2
 )
 
 // Gateway is the statsgate Deployment of a rendering and what follows from it: its
@@ -36,6 +40,9 @@ type Gateway struct {
 	Env map[string]string
 	// SecretEnv holds the Secret each variable from a Secret comes from.
 	SecretEnv map[string]corev1.SecretKeySelector
+	// FieldEnv holds the pod field (downward API fieldRef) each such variable
+	// comes from, e.g. status.podIP.
+	FieldEnv map[string]string
 	// Config is the collector config the container's --config names, read from the
 	// ConfigMap mounted there.
 	Config    []byte
@@ -49,7 +56,7 @@ func FindGateway(s *Set) (*Gateway, error) {
 		return nil, fmt.Errorf("want exactly one Deployment, found %d", len(s.Deployments))
 	}
 	d := s.Deployments[0]
-	g := &Gateway{Deployment: d, Env: map[string]string{}, SecretEnv: map[string]corev1.SecretKeySelector{}}
+	g := &Gateway{Deployment: d, Env: map[string]string{}, SecretEnv: map[string]corev1.SecretKeySelector{}, FieldEnv: map[string]string{}}
 	containers := d.Spec.Template.Spec.Containers
 	if len(containers) != 1 {
 		return nil, fmt.Errorf("Deployment %s: want one container (the collector), found %d", d.Name, len(containers))
@@ -62,6 +69,9 @@ func FindGateway(s *Set) (*Gateway, error) {
 		case e.ValueFrom.SecretKeyRef != nil:
 			g.Env[e.Name] = "placeholder-for-secret-" + e.ValueFrom.SecretKeyRef.Name
 			g.SecretEnv[e.Name] = *e.ValueFrom.SecretKeyRef
+		case e.ValueFrom.FieldRef != nil:
+			g.Env[e.Name] = "placeholder"
+			g.FieldEnv[e.Name] = e.ValueFrom.FieldRef.FieldPath
 		default:
 			g.Env[e.Name] = "placeholder"
 		}
@@ -117,8 +127,10 @@ func mountedConfig(s *Set, d *appsv1.Deployment, c *corev1.Container) ([]byte, e
 	return nil, fmt.Errorf("--config=%s: no ConfigMap volume is mounted at %s", file, path.Dir(file))
 }
 
-// Check runs every check on one rendering and returns all that fail.
-func Check(s *Set) error {
+// Check runs every check on one rendering and returns all that fail. readme is
+// deploy/kubernetes/README.md, which must tell how to create every Secret the
+// gateway reads.
+func Check(s *Set, readme []byte) error {
 	g, err := FindGateway(s)
 	if err != nil {
 		return err
@@ -134,6 +146,8 @@ func Check(s *Set) error {
 	for _, svc := range s.Services {
 		add("Service "+svc.Name, checkService(svc, g))
 	}
+	add("fleet", checkFleet(s, g))
+	add("deploy/kubernetes/README.md", CheckSecretsDocumented(readme, g))
 	for _, pdb := range s.PDBs {
 		add("PodDisruptionBudget "+pdb.Name, checkPDB(pdb.Spec.Selector, pdb.Spec.MaxUnavailable, pdb.Spec.MinAvailable, g))
 	}
@@ -175,6 +189,9 @@ func checkDeployment(s *Set, g *Gateway) error {
 			fail("container port %d has no name", p.ContainerPort)
 		} else if names[p.Name] {
 			fail("container port name %q is used twice", p.Name)
+		} else if msgs := validation.IsValidPortName(p.Name); len(msgs) > 0 {
+			// The API server refuses the Deployment then: names are IANA service names.
+			fail("container port name %q: %s", p.Name, strings.Join(msgs, "; "))
 		}
 		names[p.Name] = true
 	}
@@ -280,9 +297,13 @@ func checkDeployment(s *Set, g *Gateway) error {
 		errs = append(errs, err)
 	}
 	drainSecs := int64(drain.Round(time.Second) / time.Second)
-	if need := preStop + exportsInFlight + drainSecs + exporterShutdownWait; grace < need {
-		fail("terminationGracePeriodSeconds %d < %d (preStop %d s + %d s for exports in flight + %d s for scrapers to take the last deltas + %d s for the exporter's scrapes)",
-			grace, need, preStop, exportsInFlight, drainSecs, exporterShutdownWait)
+	leave := int64(0)
+	if f, err := g.Collector.Fleet(); err == nil && f.Enabled {
+		leave = fleetLeave
+	}
+	if need := preStop + exportsInFlight + drainSecs + leave + exporterShutdownWait; grace < need {
+		fail("terminationGracePeriodSeconds %d < %d (preStop %d s + %d s for exports in flight + %d s for scrapers to take the last deltas + %d s to leave the fleet + %d s for the exporter's scrapes)",
+			grace, need, preStop, exportsInFlight, drainSecs, leave, exporterShutdownWait)
 	}
 
 	if sa := pod.ServiceAccountName; sa != "" && sa != "default" {

@@ -65,30 +65,36 @@ func (c *Collector) value(path ...string) (string, bool, error) {
 			return "", false, nil
 		}
 	}
-	switch v := node.(type) {
-	case nil:
+	if node == nil {
 		return "", false, nil
-	case map[string]any, []any:
-		return "", false, fmt.Errorf("%s: not a scalar", strings.Join(path, "::"))
-	default:
-		s := fmt.Sprint(v)
-		var missing []string
-		s = envRef.ReplaceAllStringFunc(s, func(ref string) string {
-			m := envRef.FindStringSubmatch(ref)
-			if val, ok := c.env[m[1]]; ok {
-				return val
-			}
-			if m[2] != "" {
-				return strings.TrimPrefix(m[2], ":-")
-			}
-			missing = append(missing, m[1])
-			return ""
-		})
-		if len(missing) > 0 {
-			return "", true, fmt.Errorf("%s: ${env:%s} is not set on the container", strings.Join(path, "::"), strings.Join(missing, "}, ${env:"))
-		}
-		return s, true, nil
 	}
+	s, err := c.resolve(strings.Join(path, "::"), node)
+	return s, true, err
+}
+
+// resolve returns the scalar node (the option where) with its environment
+// references resolved.
+func (c *Collector) resolve(where string, node any) (string, error) {
+	switch node.(type) {
+	case map[string]any, []any:
+		return "", fmt.Errorf("%s: not a scalar", where)
+	}
+	var missing []string
+	s := envRef.ReplaceAllStringFunc(fmt.Sprint(node), func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
+		if val, ok := c.env[m[1]]; ok {
+			return val
+		}
+		if m[2] != "" {
+			return strings.TrimPrefix(m[2], ":-")
+		}
+		missing = append(missing, m[1])
+		return ""
+	})
+	if len(missing) > 0 {
+		return "", fmt.Errorf("%s: ${env:%s} is not set on the container", where, strings.Join(missing, "}, ${env:"))
+	}
+	return s, nil
 }
 
 func (c *Collector) int(path ...string) (int64, error) {
@@ -147,6 +153,13 @@ func (c *Collector) ListenPort(l Listener) (int32, error) {
 	if !ok {
 		return 0, fmt.Errorf("%s: not set; its default listens on localhost only", where)
 	}
+	return reachablePort(where, addr, fmt.Sprintf("container port %q", l.PortName))
+}
+
+// reachablePort returns the port of the listen address addr (the option where),
+// failing when it is on loopback only: what is reached on the pod's IP (what)
+// would find nothing there.
+func reachablePort(where, addr, what string) (int32, error) {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", where, err)
@@ -154,9 +167,9 @@ func (c *Collector) ListenPort(l Listener) (int32, error) {
 	switch host {
 	case "", "0.0.0.0", "::":
 	default:
-		return 0, fmt.Errorf("%s: %q listens on %s only; the container port %q is reached on the pod's IP (use 0.0.0.0)", where, addr, host, l.PortName)
+		return 0, fmt.Errorf("%s: %q listens on %s only; the %s is reached on the pod's IP (use 0.0.0.0)", where, addr, host, what)
 	}
-	n, err := strconv.ParseInt(port, 10, 32)
+	n, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
 		return 0, fmt.Errorf("%s: port %q: %w", where, port, err)
 	}
@@ -208,6 +221,84 @@ func (c *Collector) DrainTimeout() (time.Duration, error) {
 		return 0, fmt.Errorf("exporters::agentprometheus::scrape::drain_timeout: %w", err)
 	}
 	return d, nil
+}
+
+// Fleet is the exporter's fleet block (exporters::agentprometheus::fleet).
+type Fleet struct {
+	Enabled bool
+	// Bind is the gossip listen address, the exporter's default when unset.
+	Bind string
+	// Advertise is as written: ${env:NAME} references unresolved, since which
+	// variable it reads matters, not the placeholder it resolves to here.
+	Advertise string
+	// Join lists the peers, resolved.
+	Join []string
+	// SecretKeyFile is the path of the key file, resolved; empty when unset.
+	SecretKeyFile string
+}
+
+// defaultFleetBind is the exporter's fleet::bind when unset.
+const defaultFleetBind = "0.0.0.0:7946"
+
+// fleetPath is where the fleet block is in the collector config.
+var fleetPath = []string{"exporters", "agentprometheus", "fleet"}
+
+func fleetKey(key string) []string { return append(append([]string{}, fleetPath...), key) }
+
+// Fleet reads the exporter's fleet block.
+func (c *Collector) Fleet() (Fleet, error) {
+	f := Fleet{Bind: defaultFleetBind, Advertise: c.raw(fleetKey("advertise")...)}
+	var errs []error
+	if s, ok, err := c.value(fleetKey("enabled")...); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		if f.Enabled, err = strconv.ParseBool(s); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", strings.Join(fleetKey("enabled"), "::"), err))
+		}
+	}
+	if s, ok, err := c.value(fleetKey("bind")...); err != nil {
+		errs = append(errs, err)
+	} else if ok {
+		f.Bind = s
+	}
+	join, err := c.list(fleetKey("join")...)
+	errs = append(errs, err)
+	f.Join = join
+	key, _, err := c.value(fleetKey("secret_key_file")...)
+	errs = append(errs, err)
+	f.SecretKeyFile = key
+	return f, errors.Join(errs...)
+}
+
+// list returns the list at path with each entry's environment references
+// resolved; a scalar there is a list of one.
+func (c *Collector) list(path ...string) ([]string, error) {
+	node := any(c.tree)
+	for _, key := range path {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil, nil
+		}
+		node = m[key]
+	}
+	where := strings.Join(path, "::")
+	switch v := node.(type) {
+	case nil:
+		return nil, nil
+	case []any:
+		out := make([]string, 0, len(v))
+		for i, item := range v {
+			s, err := c.resolve(fmt.Sprintf("%s[%d]", where, i), item)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s)
+		}
+		return out, nil
+	default:
+		s, err := c.resolve(where, v)
+		return []string{s}, err
+	}
 }
 
 // scheme is the scheme Prometheus must scrape the exporter with.

@@ -2,8 +2,8 @@
 // renders the base and every overlay as `kubectl apply -k` does (kustomize's krusty),
 // decodes every object strictly into its Kubernetes API type, and checks that the
 // objects agree with each other and with the collector config they carry (ports,
-// selectors, secrets, memory sizing). The tests in this package run it on the real
-// files and on broken copies of them.
+// selectors, secrets, memory sizing, the fleet's gossip). The tests in this package
+// run it on the real files and on broken copies of them.
 package check
 
 import (

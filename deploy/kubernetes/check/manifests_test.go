@@ -2,6 +2,8 @@ package check
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"net"
@@ -9,8 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -41,6 +46,16 @@ func kustomizations(t *testing.T) []string {
 func name(dir string) string {
 	rel, _ := filepath.Rel(root, dir)
 	return filepath.ToSlash(rel)
+}
+
+// readme is deploy/kubernetes/README.md, which Check reads for the Secrets to create.
+func readme(t *testing.T) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }
 
 // render renders dir, decodes it and finds the gateway, failing the test on any error.
@@ -139,7 +154,7 @@ func TestRenderedManifests(t *testing.T) {
 	for _, dir := range kustomizations(t) {
 		t.Run(name(dir), func(t *testing.T) {
 			_, set, _ := render(t, dir)
-			if err := Check(set); err != nil {
+			if err := Check(set, readme(t)); err != nil {
 				t.Fatalf("%v", err)
 			}
 		})
@@ -320,9 +335,38 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"token from the config", base, "token: ${env:SCRAPE_TOKEN}", "token: hunter2", "must be ${env:NAME} with NAME from a Secret"},
 		{"listens on localhost", base, "endpoint: 0.0.0.0:9464", "endpoint: localhost:9464", `listens on localhost only`},
 		{"no timestamps with replicas", base, "send_timestamps: true", "send_timestamps: false", "needs send_timestamps: true"},
-		{"short grace period", base, "terminationGracePeriodSeconds: 90", "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds 30 < 85"},
+		{"short grace period", base, "terminationGracePeriodSeconds: 90", "terminationGracePeriodSeconds: 30", "terminationGracePeriodSeconds 30 < 87"},
 		{"writable root", base, "readOnlyRootFilesystem: true", "readOnlyRootFilesystem: false", "readOnlyRootFilesystem"},
 		{"a committed secret", base, "apiVersion: v1\nkind: Namespace\n", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: statsgate-scrape-token\n  namespace: statsgate\nstringData:\n  token: hunter2\n---\napiVersion: v1\nkind: Namespace\n", "Secret statsgate-scrape-token carries a value"},
+		{"port name too long", base, "name: gossip-udp\n", "name: gossip-udp-memberlist\n", `container port name "gossip-udp-memberlist": must be no more than 15 characters`},
+		{"fleet off", base, "fleet:\n          enabled: true", "fleet:\n          enabled: false", "fleet::enabled must be true with 3 replicas"},
+		{"no udp gossip port", base, "        - containerPort: 7946\n          name: gossip-udp\n          protocol: UDP\n", "", "no container port 7946/UDP"},
+		{"tcp gossip port moved", base, "      - containerPort: 7946\n          name: gossip-tcp\n", "      - containerPort: 17946\n          name: gossip-tcp\n", "no container port 7946/TCP"},
+		{"gossip bound elsewhere", base, "bind: 0.0.0.0:7946", "bind: 0.0.0.0:7947", "no container port 7947/TCP"},
+		{"gossip on localhost", base, "bind: 0.0.0.0:7946", "bind: 127.0.0.1:7946", `fleet::bind: "127.0.0.1:7946" listens on 127.0.0.1 only`},
+		{"advertise not set", base, "advertise: ${env:POD_IP}:7946\n", "\n", "fleet::advertise: not set"},
+		{"advertise a literal address", base, "advertise: ${env:POD_IP}:7946", "advertise: 10.0.0.1:7946", `fleet::advertise "10.0.0.1:7946": want ${env:NAME}:7946`},
+		{"advertise another port", base, "advertise: ${env:POD_IP}:7946", "advertise: ${env:POD_IP}:7947", "fleet::advertise port 7947 is not fleet::bind's (7946)"},
+		{"POD_IP from the node", base, "fieldPath: status.podIP", "fieldPath: status.hostIP", "${env:POD_IP} must come from the downward API's status.podIP"},
+		{"join nobody", base, "join: [statsgate-gossip:7946]", "join: []", "fleet::join: empty"},
+		{"join an unknown name", base, "join: [statsgate-gossip:7946]", "join: [statsgate-peers:7946]", `fleet::join "statsgate-peers:7946": not the DNS name of a Service`},
+		{"join in another namespace", base, "join: [statsgate-gossip:7946]", "join: [statsgate-gossip.monitoring.svc:7946]", `fleet::join "statsgate-gossip.monitoring.svc:7946": not the DNS name of a Service in the rendering (namespace statsgate)`},
+		{"join another port", base, "join: [statsgate-gossip:7946]", "join: [statsgate-gossip:7947]", "port 7947 is not fleet::bind's (7946)"},
+		{"join the OTLP service", base, "join: [statsgate-gossip:7946]", "join: [statsgate.statsgate.svc.cluster.local.:7946]", "Service statsgate: clusterIP must be None"},
+		{"gossip service with a virtual IP", base, "  clusterIP: None\n", "", "Service statsgate-gossip: clusterIP must be None"},
+		{"gossip service lists ready pods only", base, "publishNotReadyAddresses: true", "publishNotReadyAddresses: false", "publishNotReadyAddresses must be true"},
+		{"gossip service without udp", base, "    protocol: UDP\n    targetPort: gossip-udp\n", "    protocol: TCP\n    targetPort: gossip-tcp\n", "Service statsgate-gossip: no port 7946/UDP"},
+		{"gossip service targets another port", base, "    protocol: UDP\n    targetPort: gossip-udp\n", "    protocol: UDP\n    targetPort: gossip-tcp\n", "port gossip-udp: targetPort gossip-tcp is not the container's gossip port 7946/UDP"},
+		{"gossip service selects other pods", base, "  publishNotReadyAddresses: true\n  selector:\n    app.kubernetes.io/component: gateway", "  publishNotReadyAddresses: true\n  selector:\n    app.kubernetes.io/component: agent", "Service statsgate-gossip: selector map[app.kubernetes.io/component:agent app.kubernetes.io/name:statsgate] does not select the gateway pods"},
+		{"dns without search domains", base, "      serviceAccountName: statsgate\n", "      dnsPolicy: Default\n      serviceAccountName: statsgate\n", "dnsPolicy Default: fleet::join names a Service by a name the cluster's search domains complete"},
+		{"no key", base, "secret_key_file: /etc/statsgate/fleet/key\n", "\n", "fleet::secret_key_file: not set"},
+		{"key where nothing is mounted", base, "secret_key_file: /etc/statsgate/fleet/key", "secret_key_file: /run/statsgate/key", "fleet::secret_key_file /run/statsgate/key: no volume is mounted there"},
+		{"key from the config map", base, "secret_key_file: /etc/statsgate/fleet/key", "secret_key_file: /etc/statsgate/key", "the volume config mounted at /etc/statsgate is not a Secret"},
+		{"key file another item", base, "          - key: key\n            path: key\n", "          - key: key\n            path: gossip.key\n", `(Secret statsgate-fleet-key) has no item at path "key"`},
+		{"key secret optional", base, "          secretName: statsgate-fleet-key\n", "          optional: true\n          secretName: statsgate-fleet-key\n", "the Secret statsgate-fleet-key is optional"},
+		{"key secret not in the README", base, "secretName: statsgate-fleet-key", "secretName: statsgate-gossip-key", "the gateway reads the Secret statsgate-gossip-key (key \"key\"), but no `kubectl -n statsgate create secret generic statsgate-gossip-key"},
+		{"key item not in the README", base, "          - key: key\n            path: key\n", "          - key: aes\n            path: key\n", "the gateway reads the Secret statsgate-fleet-key (key \"aes\")"},
+		{"scrape token not in the README", base, "              key: token\n", "              key: bearer\n", "the gateway reads the Secret statsgate-scrape-token (key \"bearer\")"},
 		{"podmonitor port name", operator, "port: metrics\n    scheme: http", "port: metric\n    scheme: http", "port metric is not a container port"},
 		{"podmonitor without honorLabels", operator, "honorLabels: true", "honorLabels: false", "honorLabels must be true"},
 		{"podmonitor with another secret", operator, "name: statsgate-scrape-token\n", "name: scrape-token\n", "must authenticate with the Secret key"},
@@ -338,10 +382,36 @@ func TestBrokenManifestsFail(t *testing.T) {
 			broken := mutate(t, renders[tt.dir], tt.from, tt.to)
 			set, err := DecodeAll([]byte(broken))
 			if err == nil {
-				err = Check(set)
+				err = Check(set, readme(t))
 			}
 			if err == nil {
 				t.Fatal("the broken manifests passed")
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error does not say %q:\n%v", tt.want, err)
+			}
+		})
+	}
+}
+
+// Check fails when the README no longer gives the command that creates a Secret
+// the gateway reads, or gives it for another name, key or namespace: the Secrets
+// are created by hand, and the README is all that says which.
+func TestUndocumentedSecretsFail(t *testing.T) {
+	_, set, _ := render(t, filepath.Join(root, "base"))
+	doc := string(readme(t))
+	tests := []struct{ name, from, to, want string }{
+		{"fleet key renamed", "generic statsgate-fleet-key", "generic statsgate-gossip-key", `the gateway reads the Secret statsgate-fleet-key (key "key"), but no`},
+		{"fleet key under another key", "--from-literal=key=", "--from-literal=aes=", `the gateway reads the Secret statsgate-fleet-key (key "key"), but no`},
+		{"scrape token in another namespace", "-n statsgate create secret generic statsgate-scrape-token", "-n monitoring create secret generic statsgate-scrape-token", `the gateway reads the Secret statsgate-scrape-token (key "token"), but no`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// Every occurrence: the README gives a command to create and one to rotate.
+			broken := strings.ReplaceAll(mutate(t, doc, tt.from, tt.to), tt.from, tt.to)
+			err := Check(set, []byte(broken))
+			if err == nil {
+				t.Fatal("the broken README passed")
 			}
 			if !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error does not say %q:\n%v", tt.want, err)
@@ -360,7 +430,7 @@ func TestBrokenScrapeConfigFails(t *testing.T) {
 	_, _, g := render(t, filepath.Join(root, "base"))
 	tests := []struct{ name, from, to, want string }{
 		{"wrong port name", "regex: metrics\n", "regex: metric\n", "keep the gateway's container ports []"},
-		{"every port", "regex: metrics\n", "regex: .*\n", "keep the gateway's container ports [otlp-grpc otlp-http metrics health]"},
+		{"every port", "regex: metrics\n", "regex: .*\n", "keep the gateway's container ports [otlp-grpc otlp-http metrics health gossip-tcp gossip-udp]"},
 		{"any pod", "regex: statsgate;gateway", "regex: .*", "of any pod in the namespace"},
 		{"other namespace", "names: [statsgate]", "names: [monitoring]", "discovers namespaces [monitoring]"},
 		{"no honor_labels", "honor_labels: true", "honor_labels: false", "honor_labels must be true"},
@@ -415,43 +485,118 @@ func freePort(t *testing.T) string {
 	return port
 }
 
-// The rendered config runs as the pod would run it: with the container's
-// environment only, healthy on the probes' port, /metrics refused without the scrape
-// token and served with it, and a SIGTERM ends it well within the grace period. Only
-// the port numbers differ, so that the test can run next to anything else.
-func TestRenderedConfigServes(t *testing.T) {
-	bin := binary(t)
-	_, _, g := render(t, filepath.Join(root, "base"))
+// localConfig is the base's rendered config made to run here, as a replica of
+// a fleet whose key is in keyFile: every listen address moved to a free port on
+// 127.0.0.1 (ports maps the config's ports to them), POD_IP 127.0.0.1, and peers
+// joined in place of the headless Service's name. Only these differ from what the
+// pod runs.
+type localConfig struct {
+	file  string
+	ports map[string]string
+	env   []string
+	// gossip is where it gossips (fleet::bind).
+	gossip string
+}
+
+// scrapeToken is what the local gateways take as SCRAPE_TOKEN.
+const scrapeToken = "k8s-check-token"
+
+func newLocalConfig(t *testing.T, g *Gateway, keyFile string, peers ...string) localConfig {
+	t.Helper()
 	config := string(g.Config)
 	ports := map[string]string{}
 	for _, from := range []string{"4317", "4318", "9464", "13133"} {
 		ports[from] = freePort(t)
 		config = mutate(t, config, "0.0.0.0:"+from, "127.0.0.1:"+ports[from])
 	}
-	config = mutate(t, config, "port: 8888", "port: "+freePort(t))
+	ports["8888"] = freePort(t)
+	config = mutate(t, config, "port: 8888", "port: "+ports["8888"])
+
+	f, err := g.Collector.Fleet()
+	if err != nil || !f.Enabled {
+		t.Fatalf("the base's fleet is not on (%v)", err)
+	}
+	_, bindPort, _ := net.SplitHostPort(f.Bind)
+	ports[bindPort] = freePort(t)
+	config = mutate(t, config, "bind: "+f.Bind, "bind: 127.0.0.1:"+ports[bindPort])
+	config = mutate(t, config, "advertise: "+f.Advertise, "advertise: "+strings.Replace(f.Advertise, ":"+bindPort, ":"+ports[bindPort], 1))
+	if len(peers) == 0 {
+		peers = []string{"127.0.0.1:" + ports[bindPort]} // itself: alone, without a DNS lookup
+	}
+	config = mutate(t, config, "join: ["+strings.Join(f.Join, ", ")+"]", "join: ["+strings.Join(peers, ", ")+"]")
+	config = mutate(t, config, "secret_key_file: "+f.SecretKeyFile, "secret_key_file: "+keyFile)
+
 	file := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-
-	const token = "k8s-check-token"
-	var logs bytes.Buffer
-	cmd := exec.Command(bin, "--config="+file)
-	cmd.Env = []string{}
+	var env []string
 	for k, v := range g.Env {
-		if k == "SCRAPE_TOKEN" {
-			v = token
+		switch {
+		case g.FieldEnv[k] == podIPField:
+			v = "127.0.0.1"
+		case k == "SCRAPE_TOKEN":
+			v = scrapeToken
 		}
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	return localConfig{file: file, ports: ports, env: env, gossip: "127.0.0.1:" + ports[bindPort]}
+}
+
+// fleetKeyFile writes a key as `openssl rand -base64 32` prints it, the command
+// the README gives for the Secret statsgate-fleet-key.
+func fleetKeyFile(t *testing.T) string {
+	t.Helper()
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(file, []byte(base64.StdEncoding.EncodeToString(key)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// syncBuffer is the gateway's output, read while it runs.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// localGateway is the built distro running a localConfig, healthy.
+type localGateway struct {
+	logs   *syncBuffer
+	exited chan error
+	// stop sends SIGTERM and fails the test unless the gateway exits cleanly
+	// within the pod's budget; the test's cleanup calls it too.
+	stop func()
+}
+
+func startGateway(t *testing.T, bin string, c localConfig) *localGateway {
+	t.Helper()
+	gw := &localGateway{logs: &syncBuffer{}, exited: make(chan error, 1)}
+	cmd := exec.Command(bin, "--config="+c.file)
+	cmd.Env = c.env
+	cmd.Stdout, cmd.Stderr = gw.logs, gw.logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() { gw.exited <- cmd.Wait() }()
 	stopped := false
-	stop := func() {
+	gw.stop = func() {
 		if stopped {
 			return
 		}
@@ -459,7 +604,7 @@ func TestRenderedConfigServes(t *testing.T) {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		// The pod's budget after its 5 s preStop sleep: 30 s - 5 s.
 		select {
-		case err := <-exited:
+		case err := <-gw.exited:
 			if err != nil {
 				t.Errorf("the gateway exited with %v after SIGTERM", err)
 			}
@@ -468,12 +613,44 @@ func TestRenderedConfigServes(t *testing.T) {
 			t.Error("the gateway did not stop within 25 s of SIGTERM")
 		}
 	}
-	defer func() {
-		stop()
+	t.Cleanup(func() {
+		gw.stop()
 		if t.Failed() {
-			t.Logf("gateway output:\n%s", logs.String())
+			t.Logf("gateway output:\n%s", gw.logs.String())
 		}
-	}()
+	})
+	// Healthy once every component has started, the fleet's listener included.
+	client := &http.Client{Timeout: 2 * time.Second}
+	health := "http://127.0.0.1:" + c.ports["13133"] + "/"
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := client.Get(health)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return gw
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("health_check never answered 200")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// The rendered config runs as the pod would run it: with the container's
+// environment only, healthy on the probes' port, /metrics refused without the scrape
+// token and served with it, and a SIGTERM ends it well within the grace period. Only
+// the port numbers, the fleet's peers and the key file's path differ, so that the
+// test can run next to anything else.
+func TestRenderedConfigServes(t *testing.T) {
+	bin := binary(t)
+	_, _, g := render(t, filepath.Join(root, "base"))
+	c := newLocalConfig(t, g, fleetKeyFile(t))
+	ports := c.ports
+	gw := startGateway(t, bin, c)
+	const token = scrapeToken
 
 	client := &http.Client{Timeout: 5 * time.Second}
 	status := func(url, bearer string) int {
@@ -488,14 +665,6 @@ func TestRenderedConfigServes(t *testing.T) {
 		defer resp.Body.Close()
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return resp.StatusCode
-	}
-	health := "http://127.0.0.1:" + ports["13133"] + "/"
-	deadline := time.Now().Add(30 * time.Second)
-	for status(health, "") != http.StatusOK {
-		if time.Now().After(deadline) {
-			t.Fatal("health_check never answered 200")
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 	metrics := "http://127.0.0.1:" + ports["9464"] + "/metrics"
 	for bearer, want := range map[string]int{"": http.StatusUnauthorized, "wrong": http.StatusUnauthorized, token: http.StatusOK} {
@@ -534,6 +703,121 @@ func TestRenderedConfigServes(t *testing.T) {
 		t.Errorf("/metrics does not have %s:\n%s", want, body)
 	}
 	start := time.Now()
-	stop()
+	gw.stop()
 	t.Logf("SIGTERM to exit: %v", time.Since(start).Round(time.Millisecond))
+}
+
+// fleetMembers is the gateway's own count of its fleet's members, from its
+// telemetry; -1 until it answers.
+func fleetMembers(c localConfig) float64 {
+	return telemetryValue(c, `otelcol_exporter_agentprometheus_fleet_members`)
+}
+
+// telemetryValue is the sum of the gateway's own series that selector (a regexp
+// of a metric name, and of labels if it has any) matches; -1 when none does.
+func telemetryValue(c localConfig, selector string) float64 {
+	client := &http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get("http://localhost:" + c.ports["8888"] + "/metrics")
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	matches := regexp.MustCompile(`(?m)^`+selector+`(?:\{[^}]*\})? (\S+)$`).FindAllSubmatch(body, -1)
+	if matches == nil {
+		return -1
+	}
+	var sum float64
+	for _, m := range matches {
+		v, err := strconv.ParseFloat(string(m[1]), 64)
+		if err != nil {
+			return -1
+		}
+		sum += v
+	}
+	return sum
+}
+
+// The rendered fleet settings make replicas one fleet, and the key keeps others
+// out: two gateways with the same key (as `openssl rand -base64 32` prints it)
+// count each other as members; a third with another key is refused and stays alone.
+func TestRenderedConfigFormsAFleet(t *testing.T) {
+	bin := binary(t)
+	_, _, g := render(t, filepath.Join(root, "base"))
+	key := fleetKeyFile(t)
+	a := newLocalConfig(t, g, key)
+	startGateway(t, bin, a)
+	b := newLocalConfig(t, g, key, a.gossip)
+	startGateway(t, bin, b)
+	deadline := time.Now().Add(30 * time.Second)
+	for fleetMembers(a) != 2 || fleetMembers(b) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no fleet of 2 after 30 s: members %v and %v", fleetMembers(a), fleetMembers(b))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	other := newLocalConfig(t, g, fleetKeyFile(t), a.gossip)
+	startGateway(t, bin, other)
+	dropped := `otelcol_exporter_agentprometheus_fleet_messages_dropped\{reason="unauthenticated"\}`
+	deadline = time.Now().Add(30 * time.Second)
+	for telemetryValue(a, dropped) < 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the fleet never refused the gateway with another key")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if n := fleetMembers(other); n != 1 {
+		t.Errorf("the gateway with another key counts %v members, want 1 (itself)", n)
+	}
+	if n := fleetMembers(a); n != 2 {
+		t.Errorf("the fleet has %v members after a gateway with another key tried to join, want 2", n)
+	}
+}
+
+// Without a usable key file (the Secret volume made optional, a wrong path, a
+// Secret that holds something else) the gateway does not start, and says which
+// setting is wrong, rather than gossip in clear.
+func TestRenderedConfigWithoutKeyFails(t *testing.T) {
+	bin := binary(t)
+	_, _, g := render(t, filepath.Join(root, "base"))
+	tests := []struct{ name, content, want string }{
+		{"no file", "", "fleet::secret_key_file: open "},
+		{"not base64", "hunter2!\n", "want the base64 of a 16, 24 or 32-byte key"},
+		{"20 bytes", base64.StdEncoding.EncodeToString(make([]byte, 20)) + "\n", "the key is 20 bytes, want 16, 24 or 32"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := filepath.Join(t.TempDir(), "key")
+			if tt.content != "" {
+				if err := os.WriteFile(key, []byte(tt.content), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := newLocalConfig(t, g, key)
+			cmd := exec.Command(bin, "--config="+c.file)
+			cmd.Env = c.env
+			out := &syncBuffer{}
+			cmd.Stdout, cmd.Stderr = out, out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			var err error
+			select {
+			case err = <-exited:
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Fatalf("the gateway still ran 30 s after starting with this key file:\n%s", out)
+			}
+			if err == nil {
+				t.Fatalf("the gateway exited cleanly with this key file:\n%s", out)
+			}
+			if !strings.Contains(out.String(), "fleet::secret_key_file") || !strings.Contains(out.String(), tt.want) {
+				t.Fatalf("the gateway's error does not name fleet::secret_key_file and say %q:\n%s", tt.want, out)
+			}
+		})
+	}
 }
