@@ -3,7 +3,8 @@
 // scraped by a real Prometheus 3, with agents that move between replicas —
 // reconnects forced by max_connection_age, a rolling restart, a replica
 // killed — and checks through Prometheus's query API that what it stored is
-// exactly what the agents counted.
+// exactly what the agents counted, and through the replicas that each
+// agent's series are held by one of them (the fleet's departures).
 //
 // `make fleet` builds the distro, installs Prometheus 3 and haproxy, and sets
 // STATSGATE_BINARY, STATSGATE_PROMETHEUS3 and STATSGATE_HAPROXY.
@@ -12,8 +13,6 @@ package fleet
 import (
 	"fmt"
 	"os"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,6 +34,10 @@ const (
 	// connectionAge forces every gRPC agent to reconnect, through the load
 	// balancer, every few exports.
 	connectionAge = 5 * time.Second
+	// claimInterval is fleet::claim_interval, shortened as max_connection_age
+	// is (15 s against 2m in the shipped config): an agent's moves are
+	// further apart than it, as they are in production.
+	claimInterval = 2 * time.Second
 	// expiration is metric_expiration: how long a replica keeps a series
 	// nobody updates. Longer than lookback, to show that a replica serving a
 	// copy does not keep the series alive in Prometheus.
@@ -55,20 +58,31 @@ const (
 	// of 5 s: maxGapGRPC).
 	reconnectGap = 3 * time.Second
 	maxGapGRPC   = 8 * time.Second
+	// maxCopies bounds the series held summed over the replicas, per
+	// distinct series of the cumulative gRPC agents, in the steady phases.
+	maxCopies = 1.1
+	// departWithin bounds how long after an agent's move Prometheus still
+	// refuses the copy on the replica it left: the agent's first export on
+	// the new replica claims it (at most claimInterval later when the move
+	// came that soon after the last claim), the claim's gossip (~0.2 s), the
+	// removal, and the scrapes of both replicas.
+	departWithin = exportInterval + claimInterval + 2*scrapeInterval + time.Second
 )
 
 // fleetSets are the --set overrides of the default config in the fleet.
 // STATSGATE_FLEET_SETS adds more (comma-separated), e.g.
 // exporters::agentprometheus::send_timestamps=false to see the test fail
 // without the move-safety it relies on.
-func fleetSets() []string {
+func fleetSets(extra ...string) []string {
 	sets := []string{
 		"receivers::otlp::protocols::grpc::keepalive::server_parameters::max_connection_age=" + connectionAge.String(),
 		"receivers::otlp::protocols::grpc::keepalive::server_parameters::max_connection_age_grace=2s",
 		"exporters::agentprometheus::metric_expiration=" + expiration.String(),
+		"exporters::agentprometheus::fleet::claim_interval=" + claimInterval.String(),
 	}
-	if extra := os.Getenv("STATSGATE_FLEET_SETS"); extra != "" {
-		sets = append(sets, strings.Split(extra, ",")...)
+	sets = append(sets, extra...)
+	if env := os.Getenv("STATSGATE_FLEET_SETS"); env != "" {
+		sets = append(sets, strings.Split(env, ",")...)
 	}
 	return sets
 }
@@ -82,30 +96,74 @@ type restart struct {
 	unshownSince time.Time
 }
 
-func TestFleet(t *testing.T) {
-	t.Parallel() // with the move scenarios: ~80 s instead of ~130
-	tl := requireTools(t, true)
-	dir := t.TempDir()
-	sets := fleetSets()
-	t.Logf("replicas run %s with --set %s", defaultConfig, strings.Join(sets, " --set "))
+// scenario is one way of running the fleet.
+type scenario struct {
+	// departure forms the replicas into a fleet (testdata/gateway.yaml's
+	// fleet settings from the environment); without it each runs alone.
+	departure bool
+	sets      []string
+	// short runs the steady phase only (no rolling update, no kill): the
+	// negative controls.
+	short bool
+}
 
-	replicas := make([]*replica, replicaCount)
-	for i := range replicas {
-		replicas[i] = newReplica(t, fmt.Sprintf("replica-%d", i+1), tl.gateway, dir, sets...)
+// Job names of the agents (their service.name).
+const (
+	jobGRPCCumulative = "fleet-grpc-cumulative"
+	jobGRPCDelta      = "fleet-grpc-delta"
+	jobHTTPCumulative = "fleet-http-cumulative"
+	jobHTTPDelta      = "fleet-http-delta"
+)
+
+// fleetRun is a run of the fleet and what it recorded.
+type fleetRun struct {
+	replicas   []*replica
+	lb         loadBalancer
+	prom       *promtest.Server
+	groups     []*otlpGroup
+	manifests  map[string]agentmanifest.OTLP
+	grpc       agentmanifest.GRPC
+	restarts   []restart
+	steady     []window
+	sampler    *sampler
+	refusals   []outOfOrder
+	began      time.Time
+	flushed    time.Time
+	checkedAt  time.Time
+	agentsRan  time.Duration
+	window     time.Duration
+	heldAtKill int64
+}
+
+// runFleet runs the replicas, haproxy, Prometheus and the agents through the
+// scenario, and stops the agents: what they counted is in their manifests.
+func runFleet(t *testing.T, tl tools, sc scenario) *fleetRun {
+	dir := t.TempDir()
+	sets := fleetSets(sc.sets...)
+	t.Logf("replicas run %s with --set %s (fleet: %v)", defaultConfig, strings.Join(sets, " --set "), sc.departure)
+	run := &fleetRun{manifests: map[string]agentmanifest.OTLP{}}
+	run.replicas = make([]*replica, replicaCount)
+	for i := range run.replicas {
+		run.replicas[i] = newReplica(t, fmt.Sprintf("replica-%d", i+1), tl.gateway, dir, sets...)
+	}
+	if sc.departure {
+		formFleet(t, dir, run.replicas)
 	}
 	var wg sync.WaitGroup
-	for _, r := range replicas {
+	for _, r := range run.replicas {
 		wg.Go(func() { r.start(t) })
 	}
 	wg.Wait()
-	lb := startHAProxy(t, tl.haproxy, dir, replicas)
-	targets := make([]string, len(replicas))
-	for i, r := range replicas {
+	lb := startHAProxy(t, tl.haproxy, dir, run.replicas)
+	run.lb = lb
+	targets := make([]string, len(run.replicas))
+	for i, r := range run.replicas {
 		targets[i] = fmt.Sprintf("%q", r.metrics)
 	}
 	// Every replica scraped on its own, as a pod or target list would have
-	// it; honor_labels keeps the agents' job and instance.
-	prom := promtest.Start(t, dir, "prometheus", tl.prometheus, fmt.Sprintf(`global:
+	// it; honor_labels keeps the agents' job and instance. Debug logging
+	// names each sample refused as out of order.
+	run.prom = promtest.Start(t, dir, "prometheus", tl.prometheus, fmt.Sprintf(`global:
   scrape_interval: %v
   scrape_timeout: %v
 scrape_configs:
@@ -113,113 +171,315 @@ scrape_configs:
     honor_labels: true
     static_configs:
       - targets: [%s]
-`, scrapeInterval, scrapeInterval, strings.Join(targets, ", ")), "--query.lookback-delta="+lookback.String())
-	stopReplicasBeforePrometheus(t, replicas)
-	prom.WaitUp(t, "statsgate", replicaCount, 30*time.Second)
+`, scrapeInterval, scrapeInterval, strings.Join(targets, ", ")), "--query.lookback-delta="+lookback.String(), "--log.level=debug")
+	stopReplicasBeforePrometheus(t, run.replicas)
+	run.prom.WaitUp(t, "statsgate", replicaCount, 30*time.Second)
 
 	// The agents.
 	otlpBin := proctest.GoBuild(t, "../..", "./cmd/otlpagent", dir)
 	grpcBin := proctest.GoBuild(t, "../..", "./cmd/grpcagent", dir)
-	groups := []*otlpGroup{
-		{name: "fleet-grpc-cumulative", protocol: "grpc", temporality: "cumulative", endpoint: lb.grpc},
-		{name: "fleet-grpc-delta", protocol: "grpc", temporality: "delta", endpoint: lb.grpc},
+	run.groups = []*otlpGroup{
+		{name: jobGRPCCumulative, protocol: "grpc", temporality: "cumulative", endpoint: lb.grpc},
+		{name: jobGRPCDelta, protocol: "grpc", temporality: "delta", endpoint: lb.grpc},
 		// Every request of these may land on another replica: cumulative
 		// data does not mind. A run of deltas must stay on its replica for
 		// more than two scrape intervals (store.Series.Shown): delta agents
 		// are kept on theirs by the balancer, and when it moves one, its
 		// next export comes more than two scrape intervals later.
-		{name: "fleet-http-cumulative", protocol: "http", temporality: "cumulative", endpoint: lb.http},
-		{name: "fleet-http-delta", protocol: "http", temporality: "delta", endpoint: lb.httpSticky, every: 3 * scrapeInterval},
+		{name: jobHTTPCumulative, protocol: "http", temporality: "cumulative", endpoint: lb.http},
+		{name: jobHTTPDelta, protocol: "http", temporality: "delta", endpoint: lb.httpSticky, every: 3 * scrapeInterval},
 	}
-	began := time.Now()
-	for _, g := range groups {
+	run.began = time.Now()
+	for _, g := range run.groups {
 		g.start(t, otlpBin, dir, 3)
 	}
 	grpcAgents := startGRPCAgents(t, grpcBin, dir, lb.grpc, 3)
+	run.sampler = startSampler(t, run.replicas, 500*time.Millisecond)
 
-	// The run: steady, a rolling restart, a replica killed, steady again.
-	var restarts []restart
+	if sc.short {
+		// Long enough for most gRPC agents to have visited every replica.
+		time.Sleep(4 * connectionAge)
+		steady := time.Now()
+		time.Sleep(6 * time.Second)
+		run.steady = append(run.steady, window{steady, time.Now()})
+	} else {
+		run.rollAndKill(t, lb)
+	}
+
+	// Stop the agents: each flushes its last export and writes what it counted.
+	stopped := time.Now()
+	for _, g := range run.groups {
+		m := g.stop(t)
+		if g.protocol == "grpc" {
+			require.NoError(t, setGRPCReplicas(&m, lb.log), "%s: put each export on its replica", g.name)
+		}
+		run.manifests[g.name] = m
+	}
+	run.grpc = grpcAgents.stop(t)
+	run.flushed = time.Now()
+	run.agentsRan = stopped.Sub(run.began)
+	t.Logf("agents ran %v; stopped in %v", run.agentsRan.Round(time.Second), run.flushed.Sub(stopped).Round(time.Millisecond))
+	// A run of deltas the last exports began shows its value in the third
+	// scrape after it began (store.Series.Shown).
+	run.prom.WaitScrapedAfter(t, "statsgate", run.flushed.Add(2*scrapeInterval), 15*time.Second)
+	run.checkedAt = time.Now()
+	run.sampler.halt()
+	run.window = run.checkedAt.Sub(run.began) + time.Minute
+
+	for i, r := range run.restarts {
+		if !r.killed {
+			continue
+		}
+		// The deltas the killed replica had not shown with their value yet
+		// are lost with it: those it took after its last scrape, and the
+		// runs it began after the scrape two before that (a run is left out
+		// of one scrape and shown as its zero in the next, store.Series.Shown).
+		victim := run.replica(r.replica)
+		scrapes := scrapesBefore(t, run.prom, victim.metrics, r.down)
+		run.restarts[i].unshownSince = scrapes[len(scrapes)-3]
+		t.Logf("killed %s %v after its last scrape", victim.name, r.down.Sub(scrapes[len(scrapes)-1]).Round(time.Millisecond))
+	}
+	var err error
+	run.refusals, err = readOutOfOrder(run.prom.Proc.Log)
+	require.NoError(t, err)
+	return run
+}
+
+// rollAndKill is the full run: steady, a rolling restart, a replica
+// killed, steady again.
+func (run *fleetRun) rollAndKill(t *testing.T, lb loadBalancer) {
+	// Agents move every connectionAge from the start: the phase is steady
+	// once each has moved and its first copy departed.
+	time.Sleep(connectionAge + departWithin)
+	steady := time.Now()
 	time.Sleep(8 * time.Second)
-	for _, r := range replicas {
+	run.steady = append(run.steady, window{steady, time.Now()})
+	for _, r := range run.replicas {
 		// As a rolling update: out of the balancer first, then SIGTERM once
 		// the requests in flight are done; back in once healthy.
 		lb.takeOut(t, r.name)
 		time.Sleep(exportInterval)
 		down := time.Now()
 		r.stop(t)
+		require.NoError(t, r.proc.Wait(0), "%s exits 0 on SIGTERM", r.name)
 		r.start(t)
 		lb.putBack(t, r.name)
-		restarts = append(restarts, restart{replica: r.name, down: down, up: time.Now()})
+		run.restarts = append(run.restarts, restart{replica: r.name, down: down, up: time.Now()})
 		time.Sleep(6 * time.Second)
 	}
-	victim := replicas[1]
+	victim := run.replicas[1]
+	// The kill must take something with it.
+	run.heldAtKill = readHoldings([]*replica{victim}).agentSeries(victim.name, "")
 	killedAt := time.Now()
 	victim.kill()
 	time.Sleep(3 * time.Second)
 	victim.start(t)
-	restarts = append(restarts, restart{replica: victim.name, down: killedAt, up: time.Now(), killed: true})
+	run.restarts = append(run.restarts, restart{replica: victim.name, down: killedAt, up: time.Now(), killed: true})
+	time.Sleep(connectionAge)
+	steady = time.Now()
 	time.Sleep(8 * time.Second)
+	run.steady = append(run.steady, window{steady, time.Now()})
+}
 
-	// Stop the agents: each flushes its last export and writes what it counted.
-	stopped := time.Now()
-	otlpManifests := map[string]agentmanifest.OTLP{}
-	for _, g := range groups {
-		otlpManifests[g.name] = g.stop(t)
+func (run *fleetRun) replica(name string) *replica {
+	for _, r := range run.replicas {
+		if r.name == name {
+			return r
+		}
 	}
-	grpcManifest := grpcAgents.stop(t)
-	flushed := time.Now()
-	t.Logf("agents ran %v; stopped in %v", stopped.Sub(began).Round(time.Second), flushed.Sub(stopped).Round(time.Millisecond))
-	// A run of deltas the last exports began shows its value in the third
-	// scrape after it began (store.Series.Shown).
-	prom.WaitScrapedAfter(t, "statsgate", flushed.Add(2*scrapeInterval), 15*time.Second)
-	checkedAt := time.Now()
+	panic(name)
+}
 
-	// The deltas the killed replica had not shown with their value yet are
-	// lost with it: those it took after its last scrape, and the runs it
-	// began after the scrape two before that (a run is left out of one
-	// scrape and shown as its zero in the next, store.Series.Shown).
-	scrapes := scrapesBefore(t, prom, victim.metrics, killedAt)
-	restarts[len(restarts)-1].unshownSince = scrapes[len(scrapes)-3]
-	t.Logf("killed %s %v after its last scrape", victim.name, killedAt.Sub(scrapes[len(scrapes)-1]).Round(time.Millisecond))
+// checkExact runs every check of what Prometheus stored against what the
+// agents counted, telling c what does not match.
+func (run *fleetRun) checkExact(t *testing.T, c assert.TestingT) {
+	for _, g := range run.groups {
+		checkOTLPGroup(t, c, run.prom, g, run.manifests[g.name], run.restarts, run.window, run.checkedAt)
+	}
+	checkGRPCAgents(t, c, run.prom, run.grpc, run.window, run.checkedAt)
+	checkNoDuplicates(t, c, run.prom, run.replicas, run.window, run.checkedAt)
+}
 
-	window := checkedAt.Sub(began) + time.Minute
+// jobs are the agents' jobs, the gRPC services' among them.
+func (run *fleetRun) jobs() []string {
+	out := []string{grpcService}
+	for _, g := range run.groups {
+		out = append(out, g.name)
+	}
+	return out
+}
+
+// report logs, per job, the copies per series in the steady phases and the
+// samples Prometheus refused as out of order per minute, and the replicas'
+// memory, for the notes on a run.
+func (run *fleetRun) report(t *testing.T, label string) {
+	for _, job := range run.jobs() {
+		t.Logf("%s: %s: copies per series %v; out-of-order refusals %.0f/min", label, job,
+			run.sampler.copies(job, run.steady), refusalsPerMinute(run.refusals, job, run.agentsRan))
+	}
+	var heap []string
+	for _, r := range run.replicas {
+		if v, ok := telemetryValue(t, r, "otelcol_process_runtime_heap_alloc_bytes"); ok {
+			heap = append(heap, fmt.Sprintf("%s %.1f MiB", r.name, v/(1<<20)))
+		}
+	}
+	t.Logf("%s: all jobs: out-of-order refusals %.0f/min; Go heap at the end: %s", label,
+		refusalsPerMinute(run.refusals, "", run.agentsRan), strings.Join(heap, ", "))
+}
+
+// telemetryValue sums a metric of the replica's own telemetry.
+func telemetryValue(t *testing.T, r *replica, name string) (float64, bool) {
+	fams, _, _, err := gatewaytest.Scrape("http://" + r.telemetry + "/metrics")
+	if err != nil {
+		t.Logf("%s: telemetry: %v", r.name, err)
+		return 0, false
+	}
+	var sum float64
+	mf, ok := fams[name]
+	for _, m := range mf.GetMetric() {
+		sum += m.GetCounter().GetValue() + m.GetGauge().GetValue()
+	}
+	return sum, ok
+}
+
+// connectionsOf counts the distinct gRPC connections each agent's exports
+// went over.
+func connectionsOf(m agentmanifest.OTLP) map[string]int {
+	out := map[string]int{}
+	for _, a := range m.Agents {
+		seen := map[string]bool{}
+		for _, e := range a.Exports {
+			seen[e.Conn] = true
+		}
+		out[a.InstanceID] = len(seen)
+	}
+	return out
+}
+
+func TestFleet(t *testing.T) {
+	t.Parallel() // with the move scenarios
+	tl := requireTools(t, true)
+	run := runFleet(t, tl, scenario{departure: true})
+	run.report(t, "departure on")
+
+	t.Run("the scenario happened", func(t *testing.T) {
+		for _, g := range run.groups {
+			for _, a := range run.manifests[g.name].Agents {
+				moves := movesOf(a, run.restarts)
+				t.Logf("%s %s: %d exports, %d moves", g.name, a.InstanceID, len(a.Exports), moves)
+				// The sticky delta agents move when their replica goes away.
+				least := 2
+				if g.endpoint == run.lb.httpSticky {
+					least = 1
+				}
+				assert.GreaterOrEqual(t, moves, least, "%s %s moved between replicas", g.name, a.InstanceID)
+				if g.protocol == "grpc" {
+					// Every connectionAge, and at the restarts.
+					assert.GreaterOrEqual(t, connectionsOf(run.manifests[g.name])[a.InstanceID], 4, "%s: gRPC connections reopened", a.InstanceID)
+				}
+			}
+		}
+		assert.Positive(t, run.heldAtKill, "the killed replica held agent series when it died")
+		t.Logf("the killed replica held %d agent series", run.heldAtKill)
+		var claims, departed float64
+		for _, r := range run.replicas {
+			c, _ := telemetryValue(t, r, "otelcol_exporter_agentprometheus_fleet_claims_sent")
+			d, _ := telemetryValue(t, r, "otelcol_exporter_agentprometheus_series_removed")
+			claims, departed = claims+c, departed+d
+		}
+		assert.Positive(t, claims, "claims sent since the replicas last started")
+		assert.Positive(t, departed, "series removed since the replicas last started")
+	})
 	t.Run("OTLP agents: Prometheus holds what each agent counted", func(t *testing.T) {
-		for _, g := range groups {
-			checkOTLPGroup(t, prom, g, otlpManifests[g.name], restarts, window, checkedAt)
+		for _, g := range run.groups {
+			checkOTLPGroup(t, t, run.prom, g, run.manifests[g.name], run.restarts, run.window, run.checkedAt)
 		}
 	})
 	t.Run("gRPC agents: every call counted once, per agent, method and status", func(t *testing.T) {
-		checkGRPCAgents(t, prom, grpcManifest, window, checkedAt)
+		checkGRPCAgents(t, t, run.prom, run.grpc, run.window, run.checkedAt)
 	})
 	t.Run("no series twice", func(t *testing.T) {
-		checkNoDuplicates(t, prom, replicas, window, checkedAt)
+		checkNoDuplicates(t, t, run.prom, run.replicas, run.window, run.checkedAt)
+	})
+	t.Run("one copy of each cumulative gRPC agent's series across the replicas", func(t *testing.T) {
+		for _, job := range []string{jobGRPCCumulative, grpcService} {
+			f := run.sampler.copies(job, run.steady)
+			require.Positive(t, f.samples, job)
+			assert.LessOrEqual(t, f.mean, maxCopies, "%s: copies per series in the steady phases: %v", job, f)
+		}
+	})
+	t.Run("out-of-order refusals stop within a few seconds of each move", func(t *testing.T) {
+		// Agents whose moves are known: each export names its replica.
+		for _, job := range []string{jobGRPCCumulative, jobGRPCDelta, jobHTTPDelta} {
+			for _, a := range run.manifests[job].Agents {
+				moves := moveTimes(a, run.restarts)
+				for _, r := range run.restarts {
+					moves = append(moves, r.down, r.up)
+				}
+				late := lateRefusals(run.refusals, a.InstanceID, moves, departWithin)
+				assert.Empty(t, late, "%s %s: samples refused more than %v after the agent's last move", job, a.InstanceID, departWithin)
+			}
+		}
 	})
 
 	// After the agents stopped: how long replicas serve them, and how soon
 	// Prometheus stops showing them.
 	t.Run("stopped agents go stale in Prometheus after the lookback, while replicas still serve them", func(t *testing.T) {
-		staleAt := flushed.Add(lookback + 2*time.Second)
+		staleAt := run.flushed.Add(lookback + 2*time.Second)
 		time.Sleep(time.Until(staleAt))
 		served := 0
-		for _, r := range replicas {
+		for _, r := range run.replicas {
 			served += agentSeriesServed(t, r)
 		}
-		require.Positive(t, served, "replicas still serve the agents' series %v after they stopped (metric_expiration %v)", time.Since(flushed).Round(time.Second), expiration)
-		shown, err := prom.Floats(`count({job=~"fleet-.*"})`)
+		require.Positive(t, served, "replicas still serve the agents' series %v after they stopped (metric_expiration %v)", time.Since(run.flushed).Round(time.Second), expiration)
+		shown, err := run.prom.Floats(`count({job=~"fleet-.*"})`)
 		require.NoError(t, err)
-		assert.Empty(t, shown, "Prometheus still shows stopped agents' series %v after their last export (lookback %v)", time.Since(flushed).Round(time.Second), lookback)
+		assert.Empty(t, shown, "Prometheus still shows stopped agents' series %v after their last export (lookback %v)", time.Since(run.flushed).Round(time.Second), lookback)
 	})
 	t.Run("replicas stop serving an agent metric_expiration after its last export", func(t *testing.T) {
 		bound := expiration + sweep + time.Second
-		proctest.Poll(t, time.Until(flushed.Add(bound)), "no replica serving the stopped agents", func() error {
-			for _, r := range replicas {
+		proctest.Poll(t, time.Until(run.flushed.Add(bound)), "no replica serving the stopped agents", func() error {
+			for _, r := range run.replicas {
 				if n := agentSeriesServed(t, r); n > 0 {
 					return fmt.Errorf("%s serves %d series of the agents", r.name, n)
 				}
 			}
 			return nil
 		})
-		t.Logf("the last replica stopped serving the agents %v after their last export (bound %v)", time.Since(flushed).Round(100*time.Millisecond), bound)
+		t.Logf("the last replica stopped serving the agents %v after their last export (bound %v)", time.Since(run.flushed).Round(100*time.Millisecond), bound)
+	})
+}
+
+// The negative controls run the same fleet, shorter, with one of the
+// mechanisms the checks above rely on turned off: the checks must fail.
+func TestFleetNegativeControls(t *testing.T) {
+	tl := requireTools(t, true)
+	t.Run("departure off: every replica an agent visited holds a copy", func(t *testing.T) {
+		run := runFleet(t, tl, scenario{short: true})
+		run.report(t, "departure off")
+		f := run.sampler.copies(jobGRPCCumulative, run.steady)
+		require.Positive(t, f.samples)
+		assert.Greater(t, f.mean, 2.0, "copies per series without departures: %v", f)
+		late := 0
+		for _, a := range run.manifests[jobGRPCCumulative].Agents {
+			late += len(lateRefusals(run.refusals, a.InstanceID, moveTimes(a, nil), departWithin))
+		}
+		assert.Positive(t, late, "samples refused long after a move: the copies stay")
+	})
+	t.Run("sample timestamps off: what Prometheus stores is not what the agents counted", func(t *testing.T) {
+		run := runFleet(t, tl, scenario{short: true, departure: true, sets: []string{"exporters::agentprometheus::send_timestamps=false"}})
+		var f findings
+		run.checkExact(t, &f)
+		// The stale copies read as counter resets: totals above what the
+		// agents counted.
+		exactness := 0
+		for _, m := range f.msgs {
+			if strings.Contains(m, ": total") || strings.Contains(m, ": resets") {
+				exactness++
+			}
+		}
+		assert.Positive(t, exactness, "the exactness checks fail without sample timestamps")
+		t.Logf("%d findings, %d of them totals and resets, e.g.:\n%s", len(f.msgs), exactness, strings.Join(f.msgs[:min(3, len(f.msgs))], "\n"))
 	})
 }
 
@@ -268,242 +528,4 @@ func scrapesBefore(t *testing.T, prom *promtest.Server, target string, at time.T
 	}
 	require.GreaterOrEqual(t, len(out), 3, "scrapes of %s before %v", target, at)
 	return out
-}
-
-// checkOTLPGroup compares, per agent and kind, the counter and every
-// histogram series Prometheus stored with what the agent counted.
-func checkOTLPGroup(t *testing.T, prom *promtest.Server, g *otlpGroup, m agentmanifest.OTLP, restarts []restart, window time.Duration, at time.Time) {
-	delta := g.temporality == "delta"
-	for _, a := range m.Agents {
-		// An export fails for good only when the replica it went to was
-		// killed while answering; with delta temporality what it carried
-		// is lost on the way, and the gateway is held to what it acknowledged.
-		for _, f := range a.Failed {
-			killed := slices.ContainsFunc(restarts, func(r restart) bool {
-				return r.killed && f.After(r.down.Add(-exportTimeout)) && f.Before(r.up)
-			})
-			assert.True(t, killed, "%s: an export failed at %v, when no replica was killed", a.InstanceID, f.Format(time.StampMilli))
-		}
-		if !delta || len(a.Failed) == 0 {
-			assert.Equal(t, a.Counted, a.Acked, "%s: what the agent counted and what the gateway acknowledged", a.InstanceID)
-		}
-		lost := lostAtKill(a, m.Bounds, g.protocol, restarts)
-		moves := movesOf(a, restarts)
-		for _, v := range a.Acked {
-			sel := fmt.Sprintf(`{job=%q, instance=%q, kind=%q}`, g.name, a.InstanceID, v.Kind)
-			want := map[string]float64{
-				"fleet_operations_total":       float64(v.Operations),
-				"fleet_duration_seconds_count": float64(v.Count),
-				"fleet_duration_seconds_sum":   v.Sum,
-			}
-			for le, c := range cumulativeBuckets(m.Bounds, v.Buckets) {
-				want["fleet_duration_seconds_bucket le="+le] = c
-			}
-			series, err := prom.Raw(sel, window, at)
-			require.NoError(t, err)
-			got := map[string]counterRun{}
-			for _, s := range series {
-				name := s.Metric["__name__"]
-				if le, ok := s.Metric["le"]; ok {
-					// Prometheus 3 stores le as a float ("1.0" for "1").
-					bound, err := strconv.ParseFloat(le, 64)
-					require.NoError(t, err)
-					name += " le=" + strconv.FormatFloat(bound, 'g', -1, 64)
-				}
-				if _, ok := want[name]; !ok {
-					continue
-				}
-				_, dup := got[name]
-				require.False(t, dup, "%s %s: two series", name, sel)
-				got[name] = summarize(s.Points)
-			}
-			for name, w := range want {
-				r, ok := got[name]
-				if !assert.True(t, ok, "%s%s: not stored", name, sel) {
-					continue
-				}
-				what := fmt.Sprintf("%s %s%s", g.name, name, sel)
-				if delta {
-					l := lost[v.Kind][name]
-					if l == 0 {
-						assert.Equal(t, w, r.total, "%s: total", what)
-					} else {
-						assert.True(t, r.total <= w && r.total >= w-l, "%s: total %v, want %v less at most %v the killed replica may have lost", what, r.total, w, l)
-						if name == "fleet_operations_total" {
-							t.Logf("%s: the killed replica lost %v of at most %v", what, w-r.total, l)
-						}
-					}
-					if moves >= 0 {
-						assert.LessOrEqual(t, r.resets, moves, "%s: resets, one at most per move (%d moves)", what, moves)
-					}
-				} else {
-					assert.Equal(t, w, r.total, "%s: total", what)
-					assert.Zero(t, r.resets, "%s: resets of a cumulative counter", what)
-				}
-				maxGap := g.every + reconnectGap
-				if delta {
-					maxGap += 2 * scrapeInterval
-				}
-				assert.LessOrEqual(t, r.maxGap, maxGap, "%s: longest time between two samples: %v", what, r.maxGap)
-			}
-			if t.Failed() && delta {
-				logTimeline(t, a, v.Kind, series, restarts)
-			}
-			if name := "fleet_operations_total"; got[name].total != 0 {
-				t.Logf("%s %s: total %v, resets %d, moves %d, longest gap %v", g.name, sel, got[name].total, got[name].resets, moves, got[name].maxGap)
-			}
-		}
-	}
-}
-
-// logTimeline shows, for a failing delta series, the agent's exports and
-// the counter samples Prometheus stored, in time order.
-func logTimeline(t *testing.T, a agentmanifest.OTLPAgent, kind string, series []promtest.Series, restarts []restart) {
-	var lines []string
-	for _, e := range a.Exports {
-		for _, d := range e.Deltas {
-			if d.Kind == kind {
-				lines = append(lines, fmt.Sprintf("%s export  point %s +%d via %s", e.At.Format("15:04:05.000"), e.Point.Format("15:04:05.000"), d.Operations, e.Replica))
-			}
-		}
-	}
-	for _, s := range series {
-		if s.Metric["__name__"] != "fleet_operations_total" {
-			continue
-		}
-		for _, p := range s.Points {
-			lines = append(lines, fmt.Sprintf("%s stored  %v", p.T.Format("15:04:05.000"), p.V))
-		}
-	}
-	for _, r := range restarts {
-		lines = append(lines, fmt.Sprintf("%s %s down (killed %v), up at %s", r.down.Format("15:04:05.000"), r.replica, r.killed, r.up.Format("15:04:05.000")))
-	}
-	slices.Sort(lines)
-	t.Logf("%s %s:\n%s", a.InstanceID, kind, strings.Join(lines, "\n"))
-}
-
-// lostAtKill is, per kind and series, what an agent's deltas that the killed
-// replica may have lost add up to: those it took after it had last been
-// scraped, and the runs it began after the scrape two before that, which it
-// had not shown with their value yet. An HTTP agent knows which replica took
-// each export; for a gRPC agent any export in that window may have gone to
-// the killed one.
-func lostAtKill(a agentmanifest.OTLPAgent, bounds []float64, protocol string, restarts []restart) map[string]map[string]float64 {
-	out := map[string]map[string]float64{}
-	for _, r := range restarts {
-		if !r.killed {
-			continue
-		}
-		for _, e := range a.Exports {
-			if !e.At.After(r.unshownSince) || e.At.After(r.down) || protocol == "http" && e.Replica != r.replica {
-				continue
-			}
-			for _, d := range e.Deltas {
-				if out[d.Kind] == nil {
-					out[d.Kind] = map[string]float64{}
-				}
-				out[d.Kind]["fleet_operations_total"] += float64(d.Operations)
-				out[d.Kind]["fleet_duration_seconds_count"] += float64(d.Count)
-				out[d.Kind]["fleet_duration_seconds_sum"] += d.Sum
-				for le, c := range cumulativeBuckets(bounds, d.Buckets) {
-					out[d.Kind]["fleet_duration_seconds_bucket le="+le] += c
-				}
-			}
-		}
-	}
-	return out
-}
-
-// movesOf counts the runs of an agent's exports beyond its first: an export
-// that another replica took than the one before, or the same one restarted
-// meanwhile. -1 when the agent does not know which replica took its exports.
-func movesOf(a agentmanifest.OTLPAgent, restarts []restart) int {
-	moves := 0
-	for i := 1; i < len(a.Exports); i++ {
-		prev, cur := a.Exports[i-1], a.Exports[i]
-		if cur.Replica == "" {
-			return -1
-		}
-		moved := cur.Replica != prev.Replica
-		for _, r := range restarts {
-			moved = moved || r.replica == cur.Replica && r.down.After(prev.At) && r.down.Before(cur.At)
-		}
-		if moved {
-			moves++
-		}
-	}
-	return moves
-}
-
-// checkGRPCAgents compares the calls each gRPC agent's server and client
-// counted with the call counts Prometheus stored, per agent, method and status.
-func checkGRPCAgents(t *testing.T, prom *promtest.Server, m agentmanifest.GRPC, window time.Duration, at time.Time) {
-	for _, side := range []string{"server", "client"} {
-		want := map[string]float64{}
-		for _, a := range m.Agents {
-			for _, c := range a.Calls {
-				n := c.Server
-				if side == "client" {
-					n = c.Client
-				}
-				if n > 0 {
-					want[seriesKey(a.InstanceID, c.Method, c.Status)] = float64(n)
-				}
-			}
-		}
-		series, err := prom.Raw(fmt.Sprintf(`rpc_%s_call_duration_seconds_count{job=%q}`, side, grpcService), window, at)
-		require.NoError(t, err)
-		got := map[string]float64{}
-		for _, s := range series {
-			k := seriesKey(s.Metric["instance"], s.Metric["rpc_method"], s.Metric["rpc_response_status_code"])
-			r := summarize(s.Points)
-			_, dup := got[k]
-			assert.False(t, dup, "%s: two series for %s", side, k)
-			got[k] = r.total
-			assert.Zero(t, r.resets, "%s %s: resets", side, s.LabelString())
-			assert.LessOrEqual(t, r.maxGap, maxGapGRPC, "%s %s: longest time between two samples: %v", side, s.LabelString(), r.maxGap)
-		}
-		assert.Equal(t, want, got, "%s calls per agent, method and status: Prometheus vs the agents' manifest", side)
-	}
-	scopes, err := prom.Floats(fmt.Sprintf(`count by (otel_scope_name) (rpc_server_call_duration_seconds_count{job=%q})`, grpcService), "otel_scope_name")
-	require.NoError(t, err)
-	assert.Len(t, scopes, 1, "the calls come from one of the two handlers, the other's dropped as duplicates: %v", scopes)
-}
-
-// checkNoDuplicates looks for an agent series stored under two label sets
-// over the run: labels Prometheus adds when it does not honour the gateway's
-// (exported_*, or the replica's address as instance), or series of one
-// OTLP agent's metric that differ in which labels they have.
-func checkNoDuplicates(t *testing.T, prom *promtest.Server, replicas []*replica, window time.Duration, at time.Time) {
-	all, err := prom.Raw(`{job=~"fleet-.*"}`, window, at)
-	require.NoError(t, err)
-	require.NotEmpty(t, all)
-	addrs := map[string]bool{}
-	for _, r := range replicas {
-		addrs[r.metrics] = true
-	}
-	shapes := map[string]map[string]bool{}
-	for _, s := range all {
-		names := make([]string, 0, len(s.Metric))
-		for name := range s.Metric {
-			assert.False(t, strings.HasPrefix(name, "exported_"), "%s: Prometheus renamed a label of the gateway's", s.LabelString())
-			names = append(names, name)
-		}
-		assert.False(t, addrs[s.Metric["instance"]], "%s: stored under the replica's instance", s.LabelString())
-		if s.Metric["job"] == grpcService {
-			// Which labels a call's series has depends on its status
-			// (error.type); checkGRPCAgents finds its duplicates.
-			continue
-		}
-		slices.Sort(names)
-		key := s.Metric["__name__"] + " " + s.Metric["job"] + " " + s.Metric["instance"]
-		if shapes[key] == nil {
-			shapes[key] = map[string]bool{}
-		}
-		shapes[key][fmt.Sprint(names)] = true
-	}
-	for k, names := range shapes {
-		assert.Len(t, names, 1, "%s is stored with different label names: %v", k, names)
-	}
-	t.Logf("%d series of the agents, each stored once", len(all))
 }

@@ -38,6 +38,9 @@ type moveCase struct {
 	alternate bool
 	// storage is added to the Prometheus config's top level.
 	storage string
+	// fleet forms the two replicas into a fleet: the replica the agent
+	// left drops its copy.
+	fleet bool
 }
 
 // moveResult is what Prometheus stored for the agent's counter.
@@ -45,6 +48,12 @@ type moveResult struct {
 	counterRun
 	increase   float64 // increase() over the run, as a dashboard shows it
 	outOfOrder float64 // samples Prometheus refused as out of order
+	// moved is when the first export reached the second replica; refused
+	// when Prometheus last refused a sample as out of order (zero: never).
+	moved, refused time.Time
+	// claimable is when the second replica may claim the agent at the
+	// earliest: fleet::claim_interval after the first replica's claim.
+	claimable time.Time
 }
 
 const (
@@ -61,6 +70,9 @@ func runMove(t *testing.T, tl tools, c moveCase) moveResult {
 	dir := t.TempDir()
 	r1 := newReplica(t, "replica-1", tl.gateway, dir, c.sets...)
 	r2 := newReplica(t, "replica-2", tl.gateway, dir, c.sets...)
+	if c.fleet {
+		formFleet(t, dir, []*replica{r1, r2})
+	}
 	r1.start(t)
 	r2.start(t)
 	prom := promtest.Start(t, dir, "prometheus", tl.prometheus, fmt.Sprintf(`global:
@@ -95,6 +107,29 @@ scrape_configs:
 	// sample, as a dashboard's would, so that its extrapolation stops half an
 	// interval before the first sample.
 	windowStart := time.Now().Add(-10 * time.Second)
+	var out moveResult
+	// When Prometheus refuses samples: the copy on the replica the agent
+	// left, scraped after the newer one.
+	refusals := make(chan time.Time)
+	stopWatch := make(chan struct{})
+	go func() {
+		var refused time.Time
+		defer func() { refusals <- refused }()
+		last := -1.0
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(250 * time.Millisecond):
+			}
+			if v, err := prom.SelfMetric("prometheus_target_scrapes_sample_out_of_order_total"); err == nil {
+				if last >= 0 && v > last {
+					refused = time.Now()
+				}
+				last = v
+			}
+		}
+	}()
 	for i := 1; i <= moveExports; i++ {
 		now := time.Now()
 		dp := metricdata.DataPoint[int64]{StartTime: start, Time: now, Value: int64(moveStep * i)}
@@ -114,18 +149,26 @@ scrape_configs:
 			exp = to[1]
 		}
 		require.NoError(t, exp.Export(ctx, rm), "export %d", i)
+		switch {
+		case i == 1:
+			out.claimable = time.Now().Add(defaultClaimInterval)
+		case exp == to[1] && out.moved.IsZero():
+			out.moved = time.Now()
+		}
 		if i < moveExports {
 			time.Sleep(moveInterval)
 		}
 	}
 	time.Sleep(moveWatch)
+	close(stopWatch)
+	out.refused = <-refusals
 	end := time.Now()
 
 	sel := fmt.Sprintf(`fleet_moves_total{job="move-agent", instance=%q}`, instance)
 	series, err := prom.Raw(sel, end.Sub(start)+time.Minute, end)
 	require.NoError(t, err)
 	require.Len(t, series, 1, "one series for the agent's counter")
-	out := moveResult{counterRun: summarize(series[0].Points)}
+	out.counterRun = summarize(series[0].Points)
 	window := fmt.Sprintf("%dms", end.Sub(windowStart).Milliseconds())
 	inc, err := prom.Floats(fmt.Sprintf(`increase(%s[%s])`, sel, window))
 	require.NoError(t, err)
@@ -136,9 +179,31 @@ scrape_configs:
 	for _, p := range series[0].Points {
 		vals = append(vals, fmt.Sprint(p.V))
 	}
-	t.Logf("%s: stored %s; total %v, resets %d, increase() %.1f, out-of-order refused %v, longest gap %v",
-		c.name, strings.Join(vals, ","), out.total, out.resets, out.increase, out.outOfOrder, out.maxGap)
+	lastRefusal := "none during the watch"
+	if !out.refused.IsZero() {
+		lastRefusal = fmt.Sprintf("%v after the move", out.refused.Sub(out.moved).Round(100*time.Millisecond))
+	}
+	t.Logf("%s: stored %s; total %v, resets %d, increase() %.1f, out-of-order refused %v (the last %s), longest gap %v",
+		c.name, strings.Join(vals, ","), out.total, out.resets, out.increase, out.outOfOrder, lastRefusal, out.maxGap)
 	return out
+}
+
+// defaultClaimInterval is fleet::claim_interval as the exporter ships it.
+const defaultClaimInterval = 15 * time.Second
+
+// checkRefusalsStop asserts that Prometheus stopped refusing the copy of the
+// replica the agent left soon after the second replica could claim it: at
+// its first export there at or after the damping interval since the first
+// replica's claim, then the claim's gossip and a scrape of each.
+func checkRefusalsStop(t *testing.T, r moveResult) {
+	t.Helper()
+	claimed := r.moved
+	for claimed.Before(r.claimable) {
+		claimed = claimed.Add(moveInterval)
+	}
+	deadline := claimed.Add(time.Second + 2*scrapeInterval)
+	assert.False(t, r.refused.After(deadline), "the last refusal %v after the move; the claim could be made %v after it",
+		r.refused.Sub(r.moved).Round(100*time.Millisecond), claimed.Sub(r.moved).Round(100*time.Millisecond))
 }
 
 // TestAgentMovesBetweenReplicas is the scenario of an agent whose exports
@@ -154,6 +219,24 @@ func TestAgentMovesBetweenReplicas(t *testing.T) {
 		assert.Zero(t, r.resets, "counter resets")
 		assert.Equal(t, want, r.total, "total the stored samples count")
 		assert.InEpsilon(t, want, r.increase, 0.01, "increase() over the run")
+		// Alone, the replica the agent left serves its copy until
+		// metric_expiration: Prometheus refuses it on every scrape.
+		assert.WithinDuration(t, time.Now(), r.refused, 3*time.Second, "refusals go on to the end of the watch")
+	})
+	t.Run("cumulative, fleet", func(t *testing.T) {
+		t.Parallel()
+		r := runMove(t, tl, moveCase{name: "cumulative, fleet", fleet: true})
+		assert.Zero(t, r.resets, "counter resets")
+		assert.Equal(t, want, r.total, "total the stored samples count")
+		assert.InEpsilon(t, want, r.increase, 0.01, "increase() over the run")
+		checkRefusalsStop(t, r)
+	})
+	t.Run("delta, fleet", func(t *testing.T) {
+		t.Parallel()
+		r := runMove(t, tl, moveCase{name: "delta, fleet", delta: true, fleet: true})
+		assert.LessOrEqual(t, r.resets, 1, "at most one reset for the move")
+		assert.Equal(t, want, r.total, "total the stored samples count")
+		checkRefusalsStop(t, r)
 	})
 	t.Run("delta", func(t *testing.T) {
 		t.Parallel()
