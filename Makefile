@@ -122,11 +122,14 @@ e2e: $(DISTRO) $(TELEMETRYGEN) $(PROMETHEUS3) prometheus
 	STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
 	$(GO) test -count=1 -v -timeout 5m ./test/e2e
 
-## fleet: three replicas of the distro on the default config behind haproxy, scraped by
-## Prometheus 3; gRPC and OTLP agents (cumulative and delta, gRPC and HTTP) move between the
-## replicas (max_connection_age, a rolling restart, a replica killed); what Prometheus stored
-## must be what the agents counted. Also the move of one agent between two replicas, on the
-## default config as it ships, and without sample timestamps, where it must go wrong.
+## fleet: three replicas of the distro on the default config behind haproxy, formed into a
+## fleet (departures on), scraped by Prometheus 3; gRPC and OTLP agents (cumulative and delta,
+## gRPC and HTTP) move between the replicas (max_connection_age, a rolling restart, a replica
+## killed); what Prometheus stored must be what the agents counted, each cumulative agent's
+## series held by one replica (copies per series <= 1.1), and out-of-order refusals must stop
+## within seconds of each move. Negative controls: departures off (copies > 2) and sample
+## timestamps off (not exact). Also the damping of agents balanced per request, and the move of
+## one agent between two replicas, alone and in a fleet.
 ## FLEET_SETS adds --set overrides to every replica, e.g.
 ##   make fleet FLEET_SETS=exporters::agentprometheus::send_timestamps=false
 fleet: $(DISTRO) $(PROMETHEUS3) haproxy
@@ -134,7 +137,7 @@ fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
 	STATSGATE_HAPROXY=$$(command -v haproxy) \
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
-	$(GO) test -count=1 -v -timeout 6m ./test/fleet
+	$(GO) test -count=1 -v -timeout 12m ./test/fleet
 
 # Prometheus 3 (Debian has only 2.42). Without remove_all_sd the build fails on a discovery
 # plugin's module (Nomad) that the Go module proxy refuses; file and static discovery remain.

@@ -61,6 +61,7 @@ func TestValidateNamesMisspeltKeys(t *testing.T) {
 		{"agentprometheus", exporterAt, "    keepalive:\n      idle_timout: 1m\n", "keepalive::idle_timout"},
 		{"agentprometheus", exporterAt, "    dialer:\n      timout: 1s\n", "dialer::timout"},
 		{"agentprometheus", exporterAt, "    middlewares:\n      - idd: headers_setter\n", "middlewares[0]::idd"},
+		{"agentprometheus", "    fleet:\n", "      claim_intervall: 5s\n", "fleet::claim_intervall"},
 		{"grpcstats", processorAt, "    traget: grpc\n", "traget"},
 		{"grpcstats", processorAt, "    methods:\n      max_per_servce: 10\n", "methods::max_per_servce"},
 	}
@@ -76,6 +77,32 @@ func TestValidateNamesMisspeltKeys(t *testing.T) {
 			assert.Contains(t, string(out), "has invalid keys: "+tt.key)
 		})
 	}
+}
+
+// The default config takes the fleet settings from the environment, as its
+// listen addresses: alone by default, a replica of a fleet with them.
+func TestValidateFleetSettingsFromTheEnvironment(t *testing.T) {
+	validate := func(env ...string) (string, error) {
+		cmd := exec.Command(gatewaytest.Binary(t), "validate", "--config", gatewayConfig)
+		cmd.Env = append(os.Environ(), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := validate("STATSGATE_FLEET_ENABLED=true", "STATSGATE_FLEET_BIND=10.0.0.1:7946",
+		"STATSGATE_FLEET_JOIN=10.0.0.2:7946,statsgate-gossip:7946", "STATSGATE_FLEET_SECRET_KEY_FILE=/etc/statsgate/fleet/key")
+	require.NoError(t, err, "a replica of a fleet:\n%s", out)
+	for _, tc := range []struct{ env, want string }{
+		{"STATSGATE_FLEET_BIND=0.0.0.0", `fleet::bind: want host:port, got "0.0.0.0"`},
+		{"STATSGATE_FLEET_BIND=0.0.0.0:99999", `port "99999" is not a number from 0 to 65535`},
+		{"STATSGATE_FLEET_ENABLED=maybe", "enabled"},
+	} {
+		out, err := validate("STATSGATE_FLEET_ENABLED=true", tc.env)
+		require.Error(t, err, "%s:\n%s", tc.env, out)
+		assert.Contains(t, out, tc.want, tc.env)
+	}
+	// Settings of a fleet that is off are not checked: alone is the default.
+	out, err = validate("STATSGATE_FLEET_BIND=0.0.0.0")
+	require.NoError(t, err, out)
 }
 
 func TestComponentsListsOurs(t *testing.T) {
