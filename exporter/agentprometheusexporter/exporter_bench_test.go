@@ -95,8 +95,9 @@ func benchExporter(b *testing.B) *agentPrometheusExporter {
 
 // BenchmarkIngestExisting updates series that exist already; ns/op and
 // allocs/op are per data point.
-func BenchmarkIngestExisting(b *testing.B) {
-	exp := benchExporter(b)
+func BenchmarkIngestExisting(b *testing.B) { benchIngestExisting(b, benchExporter(b)) }
+
+func benchIngestExisting(b *testing.B, exp *agentPrometheusExporter) {
 	batches := make([]pmetric.Metrics, 100)
 	for a := range batches {
 		batches[a] = agentBatch(a, 100)
@@ -108,6 +109,23 @@ func BenchmarkIngestExisting(b *testing.B) {
 	for i := 0; i < b.N; i += points {
 		_ = exp.consumeMetrics(context.Background(), batches[(i/points)%len(batches)])
 	}
+}
+
+// BenchmarkIngestExistingInFleet is BenchmarkIngestExisting on a replica
+// of a fleet (a memberlist node on loopback, alone): each agent's batch also
+// asks the claims whether to claim the agent.
+func BenchmarkIngestExistingInFleet(b *testing.B) {
+	cfg := benchConfig()
+	cfg.Fleet = FleetConfig{Enabled: true, Bind: "127.0.0.1:0", ClaimInterval: 15 * time.Second, RejoinInterval: time.Minute}
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := exp.startFleet(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = exp.stopFleet() }()
+	benchIngestExisting(b, exp)
 }
 
 // BenchmarkScrapeText writes the text exposition of 100 agents × 1000 series
