@@ -1,6 +1,8 @@
 package fleet // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"time"
 )
@@ -121,15 +123,25 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 	return Departed
 }
 
-// own returns the claims this node made and still holds, with their ages at now.
+// maxStateClaims bounds the claims a state exchange carries (37 bytes each,
+// ~3.7 MB): memberlist refuses a state above 20 MB. The youngest go: an old
+// claim has been heard already, unless a partition hid it.
+const maxStateClaims = 100_000
+
+// own returns the claims this node made and still holds, with their ages at
+// now, the youngest maxStateClaims of them.
 func (c *claims) own(now int64) []Claim {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	var out []Claim
 	for id, e := range c.entries {
 		if e.node == c.self {
 			out = append(out, Claim{Resource: id, Point: e.point, Node: c.self, Age: time.Duration(now - e.heard)})
 		}
+	}
+	c.mu.Unlock()
+	if len(out) > maxStateClaims {
+		slices.SortFunc(out, func(a, b Claim) int { return cmp.Compare(a.Age, b.Age) })
+		out = out[:maxStateClaims]
 	}
 	return out
 }

@@ -138,3 +138,17 @@ func TestClaimsOfResourcesNotHeldAreBounded(t *testing.T) {
 	c.received(agent, sec(100), sec(1))
 	assert.Equal(t, 3, c.len())
 }
+
+func TestAStateExchangeCarriesTheYoungestClaims(t *testing.T) {
+	c := newClaims(self, 0, time.Hour, 2*maxStateClaims)
+	for i := range maxStateClaims + 10 {
+		var id ID
+		id[0], id[1], id[2] = byte(i), byte(i>>8), byte(i>>16)
+		c.received(id, sec(100), int64(i))
+	}
+	got := c.own(int64(maxStateClaims + 10))
+	require.Len(t, got, maxStateClaims)
+	for _, cl := range got {
+		assert.LessOrEqual(t, cl.Age, time.Duration(maxStateClaims), "an older claim was left out")
+	}
+}
