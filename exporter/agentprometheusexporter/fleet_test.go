@@ -213,7 +213,6 @@ func TestFleetKeyFileErrorsAreClear(t *testing.T) {
 	})
 }
 
-
 func heardOf(te *testExporter) map[string]int64 {
 	out := map[string]int64{}
 	st := te.exp.fleet.Load().node.Stats()
