@@ -103,9 +103,9 @@ type FleetConfig struct {
 	// by the fleet: gossip is encrypted and authenticated with it, and a
 	// packet without it is dropped and counted.
 	SecretKeyFile string `mapstructure:"secret_key_file"`
-	// ClaimInterval damps the claims of a resource: at most one per interval
-	// across the fleet. 0 claims on every batch a replica receives after
-	// another replica's claim.
+	// ClaimInterval damps the claims of a resource: a replica does not claim
+	// back a resource it gave up less than this ago. 0 claims back on the
+	// next batch.
 	ClaimInterval time.Duration `mapstructure:"claim_interval"`
 	// RejoinInterval is how often a replica that is alone joins its peers again.
 	RejoinInterval time.Duration `mapstructure:"rejoin_interval"`
@@ -260,8 +260,9 @@ func createDefaultConfig() component.Config {
 		Fleet: FleetConfig{
 			// memberlist's port, as Consul, Mimir and Loki use it.
 			Bind: "0.0.0.0:7946",
-			// At most 4 claims of a resource a minute; a gRPC agent moves
-			// once per max_connection_age (2m in testdata/gateway.yaml).
+			// An agent balanced per request changes hands about 4 times a
+			// minute; a gRPC agent moves once per max_connection_age (2m in
+			// testdata/gateway.yaml) and is claimed at once.
 			ClaimInterval:  15 * time.Second,
 			RejoinInterval: 10 * time.Second,
 		},

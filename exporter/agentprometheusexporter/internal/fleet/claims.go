@@ -26,6 +26,9 @@ type entry struct {
 	point int64
 	node  uint64
 	heard int64
+	// lost is when this node, holding the resource, last heard another's
+	// newer claim of it (0: never): the damping runs from then.
+	lost int64
 	// touched is when the resource was last received or claimed.
 	touched int64
 }
@@ -42,8 +45,8 @@ const (
 	Held Received = iota
 	// Claimed: the caller broadcasts the claim returned with it.
 	Claimed
-	// Deferred: the latest claim, another node's, is younger than the
-	// damping interval; this node holds the resource without claiming it.
+	// Deferred: this node gave the resource up less than the damping
+	// interval ago; it holds it without claiming it back yet.
 	Deferred
 )
 
@@ -62,7 +65,7 @@ func (c *claims) received(id ID, newest, now int64) (Claim, Received) {
 	case e.node == c.self:
 		e.point = max(e.point, newest)
 		return Claim{}, Held
-	case e.node != 0 && now-e.heard < c.interval:
+	case e.lost != 0 && now-e.lost < c.interval:
 		return Claim{}, Deferred
 	}
 	e.point, e.node, e.heard = e.newest, c.self, now
@@ -114,10 +117,11 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 	}
 	e.point, e.node, e.heard = cl.Point, cl.Node, now-int64(cl.Age)
 	e.touched = max(e.touched, e.heard)
-	switch {
-	case e.newest == 0:
+	if e.newest == 0 {
 		return NotHeld
-	case e.newest > cl.Point:
+	}
+	e.lost = now
+	if e.newest > cl.Point {
 		return KeptNewer
 	}
 	return Departed

@@ -11,13 +11,15 @@
 //     claim of it it knows of. A claim carries the newest point time the
 //     gateway received from the resource (the agent's clock, the same on
 //     every gateway) and the gateway's node ID.
-//   - Damping: a resource is claimed at most once per claim interval. A
-//     gateway that receives a resource within the interval after the latest
-//     claim it knows of (its own or heard) holds the resource without
-//     claiming it, and claims on a later batch once the interval has passed.
-//     Under per-request balancing every gateway receives every agent; this
-//     bounds how often a resource changes hands, and so the series created
-//     and removed, to one per interval.
+//   - Damping: a gateway does not claim back a resource it gave up (heard a
+//     newer claim of while it held it) less than the claim interval ago: it
+//     holds the resource without claiming it, and claims on a later batch
+//     once the interval has passed. A gateway the resource had not reached
+//     claims at once, so an agent that moves (a reconnect, a restart) is
+//     claimed on its first batch. Under per-request balancing every gateway
+//     receives every agent, and each claim makes every other gateway give it
+//     up: the resource changes hands about once per interval, which bounds
+//     the series created and removed.
 //   - A gateway that hears a claim newer than every claim it knows of
 //     (ordered by point time, then node ID) records it; if it received the
 //     resource and holds no point newer than the claim's, the resource

@@ -261,7 +261,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusFleetClaimsDeferred, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_agentprometheus_fleet_claims_deferred",
-		metric.WithDescription("Batches of a resource this gateway received without claiming it, because the latest claim of it is younger than fleet::claim_interval (the damping). [Development]"),
+		metric.WithDescription("Batches of a resource this gateway received without claiming it, because it gave the resource up less than fleet::claim_interval ago (the damping). [Development]"),
 		metric.WithUnit("{batch}"),
 	)
 	errs = errors.Join(errs, err)

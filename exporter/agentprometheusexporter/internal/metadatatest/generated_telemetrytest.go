@@ -86,7 +86,7 @@ func AssertEqualExporterAgentprometheusDescriptorsCached(t *testing.T, tt *compo
 func AssertEqualExporterAgentprometheusFleetClaimsDeferred(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_fleet_claims_deferred",
-		Description: "Batches of a resource this gateway received without claiming it, because the latest claim of it is younger than fleet::claim_interval (the damping). [Development]",
+		Description: "Batches of a resource this gateway received without claiming it, because it gave the resource up less than fleet::claim_interval ago (the damping). [Development]",
 		Unit:        "{batch}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
