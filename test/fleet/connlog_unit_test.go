@@ -338,6 +338,11 @@ func TestConnLogPutsAgentExportsOnTheReplicasThatTookThem(t *testing.T) {
 		conns, replicasUsed := map[string]bool{}, map[string]bool{}
 		for j, e := range a.Exports {
 			conns[e.Conn], replicasUsed[e.Replica] = true, true
+			if e.Point.IsZero() {
+				// A delta export of an interval without measurements
+				// carries no point for a stand-in to know it by.
+				continue
+			}
 			var took []string
 			for _, s := range standIns {
 				if s.tookExport(a.InstanceID, e.Point) {

@@ -261,7 +261,8 @@ func (run *fleetRun) rollAndKill(t *testing.T, lb loadBalancer) {
 		time.Sleep(exportInterval)
 		down := time.Now()
 		r.stop(t)
-		require.NoError(t, r.proc.Wait(0), "%s exits 0 on SIGTERM", r.name)
+		// Stopped: Wait returns its exit status at once.
+		require.NoError(t, r.proc.Wait(10*time.Second), "%s exits 0 on SIGTERM", r.name)
 		r.start(t)
 		lb.putBack(t, r.name)
 		run.restarts = append(run.restarts, restart{replica: r.name, down: down, up: time.Now()})
