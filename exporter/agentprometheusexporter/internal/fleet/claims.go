@@ -82,8 +82,8 @@ const (
 	// KeptNewer: the claim is the latest, but this node holds a newer point
 	// of the resource (it received it meanwhile, without claiming it yet).
 	KeptNewer
-	// NotHeld: the claim is recorded for the damping; the resource is not
-	// received here.
+	// NotHeld: the claim is recorded; the resource is not held here (never
+	// received, or let go at an earlier claim).
 	NotHeld
 	// Stale: a claim as new as it, or newer, is known; nothing changes.
 	Stale
@@ -115,9 +115,12 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 		e = &entry{}
 		c.entries[cl.Resource] = e
 	}
+	// Held here: this node made the latest claim, or received the resource
+	// since it: a node that let it go before holds nothing to give up.
+	held := e.node == c.self || e.newest > e.point
 	e.point, e.node, e.heard = cl.Point, cl.Node, now-int64(cl.Age)
 	e.touched = max(e.touched, e.heard)
-	if e.newest == 0 {
+	if !held {
 		return NotHeld
 	}
 	e.lost = now

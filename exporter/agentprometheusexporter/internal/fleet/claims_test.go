@@ -41,8 +41,9 @@ func TestAClaimNotOlderThanWhatIsHeldHereDeparts(t *testing.T) {
 	assert.Empty(t, c.own(sec(2)), "the claim is the other node's now")
 	// The same claim again (memberlist retransmits, a replay) changes nothing.
 	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(3)))
-	// A claim of an equal point: the tie goes to the higher node ID.
-	assert.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(101), Node: third}, sec(3)))
+	// A claim of an equal point: the tie goes to the higher node ID (and
+	// this node, which let the agent go, has nothing more to give up).
+	assert.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(101), Node: third}, sec(3)))
 	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(3)))
 }
 
@@ -74,6 +75,18 @@ func TestAnAgentThatMovesIsClaimedOnItsFirstBatch(t *testing.T) {
 	require.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10)))
 	_, r := c.received(agent, sec(101), sec(10.5))
 	assert.Equal(t, Claimed, r, "no damping for a node the agent had not reached")
+}
+
+// An agent going round the replicas: each claim is heard by every node, but
+// only the node that held the agent gives it up; the others, which let it
+// go earlier, claim it at once when it comes back after the interval.
+func TestAnAgentComingBackLaterIsClaimedAtOnce(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(0))
+	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10)))
+	assert.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(120), Node: third}, sec(20)), "let go at the earlier claim")
+	_, r := c.received(agent, sec(130), sec(30))
+	assert.Equal(t, Claimed, r, "given up 20 s ago, more than the interval")
 }
 
 func TestAGivenUpAgentIsNotClaimedBackWithinTheInterval(t *testing.T) {
