@@ -118,15 +118,22 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 	// Held here: this node made the latest claim, or received the resource
 	// since it: a node that let it go before holds nothing to give up.
 	held := e.node == c.self || e.newest > e.point
+	claimant := e.node
 	e.point, e.node, e.heard = cl.Point, cl.Node, now-int64(cl.Age)
 	e.touched = max(e.touched, e.heard)
-	if !held {
+	switch {
+	case !held:
 		return NotHeld
-	}
-	e.lost = now
-	if e.newest > cl.Point {
+	case e.newest > cl.Point:
+		// A claim of another node than the latest claimant is a hand-over
+		// this node goes along with; the same claimant's again (a state
+		// exchange carries its newest point) is no news to damp by.
+		if cl.Node != claimant {
+			e.lost = now
+		}
 		return KeptNewer
 	}
+	e.lost = now
 	return Departed
 }
 

@@ -89,6 +89,28 @@ func TestAnAgentComingBackLaterIsClaimedAtOnce(t *testing.T) {
 	assert.Equal(t, Claimed, r, "given up 20 s ago, more than the interval")
 }
 
+// The claimant's state exchange carries its claim again with its newest
+// point: no hand-over, so the damping of a node holding the agent unclaimed
+// does not start again.
+func TestTheSameClaimAgainDoesNotRenewTheDamping(t *testing.T) {
+	c := newTestClaims()
+	c.received(agent, sec(100), sec(0))
+	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10)))
+	_, r := c.received(agent, sec(120), sec(20)) // it came back within the interval
+	require.Equal(t, Deferred, r)
+	require.Equal(t, KeptNewer, c.heard(Claim{Resource: agent, Point: sec(115), Node: other, Age: 15 * time.Second}, sec(22)))
+	_, r = c.received(agent, sec(125), sec(25))
+	assert.Equal(t, Claimed, r, "15 s after it gave the agent up")
+	// A third node's claim in between is a hand-over: the damping starts again.
+	d := newTestClaims()
+	d.received(agent, sec(100), sec(0))
+	d.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10))
+	d.received(agent, sec(120), sec(20))
+	require.Equal(t, KeptNewer, d.heard(Claim{Resource: agent, Point: sec(115), Node: third}, sec(22)))
+	_, r = d.received(agent, sec(125), sec(25))
+	assert.Equal(t, Deferred, r)
+}
+
 func TestAGivenUpAgentIsNotClaimedBackWithinTheInterval(t *testing.T) {
 	c := newTestClaims()
 	c.received(agent, sec(100), sec(9))

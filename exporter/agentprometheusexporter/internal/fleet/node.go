@@ -175,12 +175,24 @@ func (n *Node) Received(id ID, newest int64) {
 	}
 }
 
-// hear applies a claim heard from the cluster.
-func (n *Node) hear(c Claim) {
+// hear applies a claim heard from the cluster, and reports whether it was
+// news: a claim newer than any this node knew.
+func (n *Node) hear(c Claim) bool {
 	h := n.claims.heard(c, n.cfg.Now())
 	n.stats.ClaimsHeard[h].Add(1)
 	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
 		n.stats.Dropped[DropOverloaded].Add(1)
+	}
+	return h != Stale && h != Own
+}
+
+// relay passes a broadcast claim that was news on, as Serf relays its user
+// events: memberlist sends a broadcast to a few random members only (4 sends
+// in a small cluster), so without relays a member misses some claims.
+// Stale copies are not relayed, which ends the spread.
+func (n *Node) relay(c Claim) {
+	if n.hear(c) {
+		n.queue.QueueBroadcast(&broadcast{id: c.Resource, msg: appendMessage(nil, c)})
 	}
 }
 
@@ -227,7 +239,7 @@ type delegate Node
 func (d *delegate) NodeMeta(int) []byte { return nil }
 
 // NotifyMsg runs on memberlist's packet goroutine: it must not block.
-func (d *delegate) NotifyMsg(b []byte) { (*Node)(d).ingest(b) }
+func (d *delegate) NotifyMsg(b []byte) { (*Node)(d).ingest(b, (*Node)(d).relay) }
 
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 	return d.queue.GetBroadcasts(overhead, limit)
@@ -238,11 +250,16 @@ func (d *delegate) LocalState(bool) []byte {
 	return appendMessage(nil, d.claims.own(d.cfg.Now())...)
 }
 
-func (d *delegate) MergeRemoteState(b []byte, _ bool) { (*Node)(d).ingest(b) }
+// MergeRemoteState applies another member's claims; every member exchanges
+// its own, so they are not relayed.
+func (d *delegate) MergeRemoteState(b []byte, _ bool) {
+	(*Node)(d).ingest(b, func(c Claim) { (*Node)(d).hear(c) })
+}
 
-// ingest applies every claim of a message, or counts it as malformed.
-func (n *Node) ingest(b []byte) {
-	if err := decodeMessage(b, n.hear); err != nil {
+// ingest applies every claim of a message with apply, or counts the message
+// as malformed.
+func (n *Node) ingest(b []byte, apply func(Claim)) {
+	if err := decodeMessage(b, apply); err != nil {
 		n.stats.Dropped[DropMalformed].Add(1)
 		n.log.emit(func(l *zap.Logger) { l.Debug("Dropped a fleet message", zap.Error(err)) })
 	}

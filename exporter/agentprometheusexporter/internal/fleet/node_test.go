@@ -247,3 +247,31 @@ func TestNodesLeaveCleanly(t *testing.T) {
 	require.NoError(t, nodes[3].Stop(time.Second))
 	waitMembers(t, 3, nodes[:3]...)
 }
+
+// memberlist sends a broadcast to a few random members only; members relay
+// the claims that are news to them, so that every member hears each one.
+func TestEveryMemberHearsAClaim(t *testing.T) {
+	key := newKey(t)
+	first := startNode(t, "n0", key)
+	nodes := []*testNode{first}
+	for i := 1; i < 6; i++ {
+		nodes = append(nodes, startNode(t, fmt.Sprint("n", i), key, first.addr))
+	}
+	waitMembers(t, len(nodes), nodes...)
+	point := time.Now().UnixNano()
+	for round := range 5 {
+		id := ID{0x40, byte(round)}
+		for _, n := range nodes[1:] {
+			n.Received(id, point)
+		}
+		nodes[0].Received(id, point+int64(time.Minute))
+		require.Eventually(t, func() bool {
+			for _, n := range nodes[1:] {
+				if _, ok := n.departed.of(id); !ok {
+					return false
+				}
+			}
+			return true
+		}, 5*time.Second, 10*time.Millisecond, "round %d: every member that held the agent lets it go", round)
+	}
+}
