@@ -6,6 +6,7 @@
 #   make image     the container image (Containerfile) as an OCI archive in _build/
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
+#   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
 #
 # Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
 # (prometheus, podman) are installed with apt-get when missing.
@@ -31,7 +32,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet haproxy
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy
 
 all: test
 
@@ -138,6 +139,13 @@ fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_HAPROXY=$$(command -v haproxy) \
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
 	$(GO) test -count=1 -v -timeout 12m ./test/fleet
+
+## fleet-scaling: copies per series and memory per replica for fleets of 2, 3 and 5 replicas,
+## departures on and off, and the alternatives (a short expiry, longer connections); writes
+## bench/results/fleet-scaling.{md,json} and docs/fleet-scaling.svg. About 50 minutes; not in make test.
+fleet-scaling: $(DISTRO) haproxy
+	STATSGATE_FLEET_SCALING=1 STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_HAPROXY=$$(command -v haproxy) \
+		$(GO) test -count=1 -v -timeout 90m -run TestFleetScaling ./test/fleet
 
 # Prometheus 3 (Debian has only 2.42). Without remove_all_sd the build fails on a discovery
 # plugin's module (Nomad) that the Go module proxy refuses; file and static discovery remain.
