@@ -104,12 +104,15 @@ func TestImageRunsAsNonRootOnTheDefaultConfig(t *testing.T) {
 	assert.Equal(t, []string{"--config", defaultConfig}, cfg.Cmd)
 }
 
-// listenVar matches each ${env:STATSGATE_…:-default} of the default config.
-var listenVar = regexp.MustCompile(`\$\{env:(STATSGATE_\w+):-([^}]+)\}`)
+// listenVar matches each ${env:STATSGATE_…:-default} of the default config
+// that sets where something listens: an _ENDPOINT or _BIND (host:port), or a
+// _PORT. The others (the fleet's switch, its peers and key) are not addresses.
+var listenVar = regexp.MustCompile(`\$\{env:(STATSGATE_\w+_(?:ENDPOINT|BIND|PORT)):-([^}]+)\}`)
 
-// listenDefaults maps each STATSGATE_* variable of testdata/gateway.yaml to
-// its default: a host:port, or a bare port for the collector's own metrics
-// (whose host is set apart from it). config is the file's text.
+// listenDefaults maps each listening STATSGATE_* variable of
+// testdata/gateway.yaml to its default: a host:port, or a bare port for the
+// collector's own metrics (whose host is set apart from it). config is the
+// file's text.
 func listenDefaults(t *testing.T) (vars map[string]string, config string) {
 	t.Helper()
 	raw, err := os.ReadFile(gatewayConfig)
@@ -137,6 +140,10 @@ func TestImageExposesEveryPortTheDefaultConfigOpensToOthers(t *testing.T) {
 		}
 		assert.Equal(t, "0.0.0.0", host, "%s", name)
 		want = append(want, port+"/tcp")
+		if strings.HasPrefix(name, "STATSGATE_FLEET_") {
+			// memberlist gossips over UDP and TCP on one port.
+			want = append(want, port+"/udp")
+		}
 	}
 	var got []string
 	for port := range cfg.ExposedPorts {
@@ -144,7 +151,7 @@ func TestImageExposesEveryPortTheDefaultConfigOpensToOthers(t *testing.T) {
 	}
 	sort.Strings(want)
 	sort.Strings(got)
-	assert.Equal(t, []string{"13133/tcp", "4317/tcp", "4318/tcp", "9464/tcp"}, want, "the default config's public ports")
+	assert.Equal(t, []string{"13133/tcp", "4317/tcp", "4318/tcp", "7946/tcp", "7946/udp", "9464/tcp"}, want, "the default config's public ports")
 	assert.Equal(t, want, got, "EXPOSE in the Containerfile")
 }
 
