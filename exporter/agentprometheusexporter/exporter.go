@@ -113,6 +113,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, store.Claims{
 		OpenMetrics: cfg.EnableOpenMetrics, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples,
 	})
+	// e is allocated first: the converter's fleet hook is one of its methods.
 	e := &agentPrometheusExporter{}
 	opts := convert.Options{
 		Namespace:                cfg.Namespace,
