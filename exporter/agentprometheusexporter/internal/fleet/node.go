@@ -175,25 +175,27 @@ func (n *Node) Received(id ID, newest int64) {
 	}
 }
 
-// hear applies a claim heard from the cluster, and reports whether it was
-// news: a claim newer than any this node knew.
-func (n *Node) hear(c Claim) bool {
+// hear applies a claim heard from the cluster, and reports what it meant.
+func (n *Node) hear(c Claim) Heard {
 	h := n.claims.heard(c, n.cfg.Now())
-	n.stats.ClaimsHeard[h].Add(1)
 	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
 		n.stats.Dropped[DropOverloaded].Add(1)
 	}
-	return h != Stale && h != Own
+	return h
 }
 
-// relay passes a broadcast claim that was news on, as Serf relays its user
-// events: memberlist sends a broadcast to a few random members only (4 sends
-// in a small cluster), so without relays a member misses some claims.
-// Stale copies are not relayed, which ends the spread.
+// relay passes a broadcast claim that was news (newer than any this node
+// knew) on, as Serf relays its user events: memberlist sends a broadcast to
+// a few random members only (4 sends in a small cluster), so without relays
+// a member misses some claims. Stale copies are not relayed, which ends the
+// spread. The claim is counted once its relay is queued, so a count seen
+// means the relay is in the queue.
 func (n *Node) relay(c Claim) {
-	if n.hear(c) {
+	h := n.hear(c)
+	if h != Stale && h != Own {
 		n.queue.QueueBroadcast(&broadcast{id: c.Resource, msg: appendMessage(nil, c)})
 	}
+	n.stats.ClaimsHeard[h].Add(1)
 }
 
 // Members is the number of live members, this node included.
@@ -201,6 +203,10 @@ func (n *Node) Members() int { return n.ml.NumMembers() }
 
 // Stats returns the node's counts.
 func (n *Node) Stats() *Stats { return &n.stats }
+
+// Queued is the number of claims waiting in the broadcast queue for their
+// remaining transmits.
+func (n *Node) Queued() int { return n.queue.NumQueued() }
 
 // Resources is the number of resources the node remembers claims of.
 func (n *Node) Resources() int { return n.claims.len() }
@@ -253,7 +259,7 @@ func (d *delegate) LocalState(bool) []byte {
 // MergeRemoteState applies another member's claims; every member exchanges
 // its own, so they are not relayed.
 func (d *delegate) MergeRemoteState(b []byte, _ bool) {
-	(*Node)(d).ingest(b, func(c Claim) { (*Node)(d).hear(c) })
+	(*Node)(d).ingest(b, func(c Claim) { d.stats.ClaimsHeard[(*Node)(d).hear(c)].Add(1) })
 }
 
 // ingest applies every claim of a message with apply, or counts the message
