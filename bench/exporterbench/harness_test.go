@@ -55,12 +55,12 @@ func oursConfig(endpoint string, s settings) (exporter.Factory, any, error) {
 	f := agentprometheusexporter.NewFactory()
 	cfg := f.CreateDefaultConfig()
 	m := map[string]any{
-		"endpoint":            endpoint,
-		"write_timeout":       writeTimeout.String(),
-		"resource_labels":     []any{"host.name", "cloud.region"},
-		"without_scope_info":  true,
-		"enable_open_metrics": true,
-		"metric_expiration":   s.expiration.String(),
+		"endpoint":                 endpoint,
+		"write_timeout":            writeTimeout.String(),
+		"resource_constant_labels": map[string]any{"included": []any{"host.name", "cloud.region"}},
+		"without_scope_info":       true,
+		"enable_open_metrics":      true,
+		"metric_expiration":        s.expiration.String(),
 		// Well above any benchmark's series count: no point is refused.
 		"max_series":              50_000_000,
 		"max_series_per_resource": 50_000_000,
@@ -74,7 +74,7 @@ func oursConfig(endpoint string, s settings) (exporter.Factory, any, error) {
 // contribConfig sets contrib's Config in Go (decoding it from a map does not
 // work with collector core v0.164, see bench/README.md). With
 // exclude_service_attributes, the resource attributes that become labels are
-// host.name and cloud.region: the same label set as ours' resource_labels.
+// host.name and cloud.region: the same label set as ours' resource_constant_labels.
 func contribConfig(endpoint string, s settings) (exporter.Factory, any, error) {
 	f := prometheusexporter.NewFactory()
 	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)

@@ -21,7 +21,7 @@ func TestUpdatingExistingSeriesDoesNotAllocate(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	cfg := createDefaultConfig().(*Config)
-	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)
 	md := agentBatch(1, 100)
@@ -41,7 +41,7 @@ func TestWarmWriterDoesNotAllocatePerSeries(t *testing.T) {
 	}
 	for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
 		cfg := createDefaultConfig().(*Config)
-		cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+		cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 		cfg.TranslationStrategy = strategy
 		exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 		require.NoError(t, err)

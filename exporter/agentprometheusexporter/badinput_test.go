@@ -448,7 +448,7 @@ func badInputRows() []badInputRow {
 		{
 			name: "resource attributes promoted to labels are renamed where the exposition owns the label",
 			configure: func(c *Config) {
-				c.ResourceLabels = []string{"le", "quantile", "__name__"}
+				c.ResourceConstantLabels.Included = []string{"le", "quantile", "__name__"}
 			},
 			bad: func(pmetric.MetricSlice) {},
 			resource: func(md pmetric.Metrics) {

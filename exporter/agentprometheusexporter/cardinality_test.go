@@ -480,7 +480,7 @@ func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	cfg := createDefaultConfig().(*Config)
-	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 	cfg.Cardinality.Enabled = true
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)

@@ -6,14 +6,17 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+	"go.opentelemetry.io/collector/config/configoptional"
 	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
@@ -32,22 +35,25 @@ const (
 	NoTranslation                     TranslationStrategy = "NoTranslation"
 )
 
-// withSuffixes and utf8Allowed map a strategy onto otlptranslator's namers.
-func (s TranslationStrategy) withSuffixes() bool {
-	return s == UnderscoreEscapingWithSuffixes || s == NoUTF8EscapingWithSuffixes
-}
-
-func (s TranslationStrategy) utf8Allowed() bool {
-	return s == NoUTF8EscapingWithSuffixes || s == NoTranslation
-}
-
-// ResourceToTelemetryConversion copies every resource attribute onto every
-// data point, as contrib's resource_to_telemetry_conversion does.
-type ResourceToTelemetryConversion struct {
-	Enabled bool `mapstructure:"enabled"`
-	// ExcludeServiceAttributes leaves out service.name, service.namespace and
-	// service.instance.id, which already become job and instance.
-	ExcludeServiceAttributes bool `mapstructure:"exclude_service_attributes"`
+// naming is what the configuration asks of names: suffixes, and UTF-8
+// left as it is. As contrib: translation_strategy when set; else suffixes
+// unless add_metric_suffixes is false and the gate that deprecates it is
+// off; UTF-8 escaped either way.
+func (cfg *Config) naming() (withSuffixes, utf8Allowed bool) {
+	switch cfg.TranslationStrategy {
+	case UnderscoreEscapingWithSuffixes:
+		return true, false
+	case UnderscoreEscapingWithoutSuffixes:
+		return false, false
+	case NoUTF8EscapingWithSuffixes:
+		return true, true
+	case NoTranslation:
+		return false, true
+	}
+	if disableAddMetricSuffixesGate.IsEnabled() {
+		return true, false
+	}
+	return cfg.AddMetricSuffixes, false
 }
 
 // ScrapeConfig bounds how scrapes are served. Concurrent scrapes of the same
@@ -131,11 +137,13 @@ type Config struct {
 	SendTimestamps bool `mapstructure:"send_timestamps"`
 	// MetricExpiration removes series not updated for this long.
 	MetricExpiration time.Duration `mapstructure:"metric_expiration"`
-	// ResourceToTelemetryConversion turns every resource attribute into a label.
-	ResourceToTelemetryConversion ResourceToTelemetryConversion `mapstructure:"resource_to_telemetry_conversion"`
-	// ResourceLabels lists the resource attributes promoted to labels on every
-	// series of their resource: the targeted alternative to the conversion above.
-	ResourceLabels []string `mapstructure:"resource_labels"`
+	// ResourceConstantLabels selects, by wildcard patterns, the resource
+	// attributes that become labels on every series of their resource; the
+	// type and its meaning are contrib's.
+	ResourceConstantLabels resourcetotelemetry.Settings `mapstructure:"resource_constant_labels"`
+	// ResourceToTelemetryConversion is contrib's deprecated form of the same:
+	// enabled turns every resource attribute into a label.
+	ResourceToTelemetryConversion resourcetotelemetry.Settings `mapstructure:"resource_to_telemetry_conversion"`
 	// EnableOpenMetrics allows the OpenMetrics format when a scraper asks for it.
 	EnableOpenMetrics bool `mapstructure:"enable_open_metrics"`
 	// EnableOpenMetricsCreatedSamples adds the `_created` samples of counters,
@@ -144,8 +152,20 @@ type Config struct {
 	EnableOpenMetricsCreatedSamples bool `mapstructure:"enable_open_metrics_created_samples"`
 	// WithoutScopeInfo leaves out the otel_scope_* labels.
 	WithoutScopeInfo bool `mapstructure:"without_scope_info"`
-	// TranslationStrategy chooses name escaping and suffixes.
+	// TranslationStrategy chooses name escaping and suffixes. Empty:
+	// UnderscoreEscapingWithSuffixes, or without suffixes when
+	// add_metric_suffixes says so and its feature gate lets it.
 	TranslationStrategy TranslationStrategy `mapstructure:"translation_strategy"`
+	// AddMetricSuffixes is contrib's deprecated switch for the suffixes;
+	// ignored when translation_strategy is set, or while the
+	// exporter.prometheusexporter.DisableAddMetricSuffixes gate is on (its
+	// default), as in contrib.
+	AddMetricSuffixes bool `mapstructure:"add_metric_suffixes"`
+
+	// QueueBatchConfig is the collector's sending queue (exporterhelper),
+	// off unless configured: with it, a batch is accepted before it is
+	// stored, and a full queue refuses batches.
+	QueueBatchConfig configoptional.Optional[exporterhelper.QueueBatchConfig] `mapstructure:"sending_queue"`
 
 	// MaxSeries bounds the series held in all; a new series beyond it is refused.
 	MaxSeries int `mapstructure:"max_series"`
@@ -176,6 +196,9 @@ var (
 // which confmap does not do by itself for a struct with a squashed
 // confighttp.ServerConfig (see internal/strictconfig).
 func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if conf.IsSet("resource_labels") {
+		return errors.New("resource_labels was replaced by contrib's resource_constant_labels: write its list under resource_constant_labels::included (which also takes wildcards)")
+	}
 	if err := strictconfig.CheckKeys(conf, cfg); err != nil {
 		return err
 	}
@@ -192,11 +215,12 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("metric_expiration: must be positive, got %v", cfg.MetricExpiration))
 	}
 	switch cfg.TranslationStrategy {
-	case UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation:
+	case "", UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation:
 	default:
 		errs = append(errs, fmt.Errorf("translation_strategy: unknown value %q (want one of %s, %s, %s, %s)", cfg.TranslationStrategy,
 			UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation))
 	}
+	errs = append(errs, cfg.validateResourceLabels()...)
 	if cfg.MaxSeries <= 0 {
 		errs = append(errs, fmt.Errorf("max_series: must be positive, got %d", cfg.MaxSeries))
 	}
@@ -219,29 +243,61 @@ func (cfg *Config) Validate() error {
 	errs = append(errs, cfg.Fleet.validate()...)
 	for name := range cfg.ConstLabels {
 		switch {
-		case !promtext.IsLegacyLabelName(name):
-			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid Prometheus label name", name))
+		case name == "" || !utf8.ValidString(name):
+			errs = append(errs, fmt.Errorf("const_labels: %q is not a valid label name", name))
 		case name == "le" || name == "quantile" || strings.HasPrefix(name, "__"):
 			errs = append(errs, fmt.Errorf("const_labels: %q is reserved by Prometheus (le, quantile and names starting with __)", name))
-		}
-	}
-	for i, attr := range cfg.ResourceLabels {
-		if attr == "" {
-			errs = append(errs, fmt.Errorf("resource_labels[%d]: must not be empty", i))
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// validateResourceLabels checks the two resource label settings as contrib
+// does, with contrib's rules for using them together.
+func (cfg *Config) validateResourceLabels() []error {
+	rcl, r2t := &cfg.ResourceConstantLabels, &cfg.ResourceToTelemetryConversion
+	var errs []error
+	if rcl.Enabled || rcl.ExcludeServiceAttributes {
+		errs = append(errs, errors.New("resource_constant_labels: enabled and exclude_service_attributes are not supported here; use included and excluded"))
+	}
+	switch {
+	case disableResourceToTelemetryConversionGate.IsEnabled() && !r2t.IsEmpty():
+		errs = append(errs, fmt.Errorf("resource_to_telemetry_conversion: refused while the %s feature gate is on; use resource_constant_labels", disableResourceToTelemetryConversionGate.ID()))
+	case !r2t.IsEmpty() && !rcl.IsEmpty():
+		errs = append(errs, errors.New("resource_constant_labels: cannot be used with resource_to_telemetry_conversion, its deprecated form; keep one"))
+	}
+	if err := r2t.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("resource_to_telemetry_conversion: %w", err))
+	}
+	if err := rcl.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("resource_constant_labels: %w", err))
+	}
+	return errs
+}
+
+// resourceLabels is the resource label setting in force: as contrib,
+// resource_constant_labels, else the deprecated conversion.
+func (cfg *Config) resourceLabels() resourcetotelemetry.Settings {
+	if cfg.ResourceConstantLabels.IsEmpty() && !disableResourceToTelemetryConversionGate.IsEnabled() {
+		return cfg.ResourceToTelemetryConversion
+	}
+	return cfg.ResourceConstantLabels
+}
+
 func createDefaultConfig() component.Config {
 	server := confighttp.NewDefaultServerConfig()
 	server.NetAddr.Endpoint = defaultEndpoint
+	// As contrib: the queue and its batching take their defaults when
+	// sending_queue is set, and are off when it is not.
+	queue := exporterhelper.NewDefaultQueueConfig()
+	queue.Batch = configoptional.Default(*queue.Batch.GetOrInsertDefault())
 	return &Config{
+		QueueBatchConfig:     configoptional.Default(queue),
 		Server:               server,
 		ConstLabels:          map[string]string{},
 		SendTimestamps:       true,
 		MetricExpiration:     5 * time.Minute,
-		TranslationStrategy:  UnderscoreEscapingWithSuffixes,
+		AddMetricSuffixes:    true,
 		MaxSeries:            1_000_000,
 		MaxSeriesPerResource: 50_000,
 		MaxDescriptors:       10_000,

@@ -6,11 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/exporter/exporterhelper"
+	"go.opentelemetry.io/collector/featuregate"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 )
@@ -56,8 +59,12 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, "gw", cfg.Namespace)
 		assert.Equal(t, map[string]string{"region": "eu"}, cfg.ConstLabels)
 		assert.Equal(t, 10*time.Minute, cfg.MetricExpiration)
-		assert.Equal(t, ResourceToTelemetryConversion{Enabled: true, ExcludeServiceAttributes: true}, cfg.ResourceToTelemetryConversion)
-		assert.Equal(t, []string{"host.name", "k8s.cluster.name"}, cfg.ResourceLabels)
+		assert.Equal(t, resourcetotelemetry.Settings{Included: []string{"host.name", "k8s.*"}, Excluded: []string{"k8s.pod.uid"}}, cfg.ResourceConstantLabels)
+		assert.True(t, cfg.ResourceToTelemetryConversion.IsEmpty())
+		assert.False(t, cfg.AddMetricSuffixes)
+		require.True(t, cfg.QueueBatchConfig.HasValue(), "sending_queue is on")
+		assert.Equal(t, 4, cfg.QueueBatchConfig.Get().NumConsumers)
+		assert.Equal(t, exporterhelper.NewDefaultQueueConfig().QueueSize, cfg.QueueBatchConfig.Get().QueueSize, "unset queue keys take the defaults")
 		assert.True(t, cfg.WithoutScopeInfo)
 		assert.False(t, cfg.SendTimestamps)
 		assert.True(t, cfg.EnableOpenMetrics)
@@ -161,10 +168,10 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"zero max_descriptors", func(c *Config) { c.MaxDescriptors = 0 }, "max_descriptors: must be positive"},
 		{"negative scrape timeout", func(c *Config) { c.Scrape.Timeout = -time.Second }, "scrape::timeout: must not be negative"},
 		{"zero scrape max_concurrent", func(c *Config) { c.Scrape.MaxConcurrent = 0 }, "scrape::max_concurrent: must be positive"},
-		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad-name": "x"} }, `const_labels: "bad-name" is not a valid Prometheus label name`},
+		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad\xff": "x"} }, `const_labels: "bad\xff" is not a valid label name`},
+		{"empty const label", func(c *Config) { c.ConstLabels = map[string]string{"": "x"} }, `const_labels: "" is not a valid label name`},
 		{"reserved const label", func(c *Config) { c.ConstLabels = map[string]string{"le": "x"} }, `const_labels: "le" is reserved by Prometheus`},
 		{"reserved const label prefix", func(c *Config) { c.ConstLabels = map[string]string{"__meta": "x"} }, `const_labels: "__meta" is reserved by Prometheus`},
-		{"empty resource label", func(c *Config) { c.ResourceLabels = []string{"host.name", ""} }, "resource_labels[1]: must not be empty"},
 		{"relative cardinality path", func(c *Config) { c.Cardinality.Path = "cardinality" }, `cardinality::path: must begin with /, got "cardinality"`},
 		{"cardinality on /metrics", func(c *Config) { c.Cardinality.Path = "/metrics" }, "cardinality::path: /metrics is the metrics endpoint"},
 		{"cardinality path with a wildcard", func(c *Config) { c.Cardinality.Path = "/{x}" }, `cardinality::path: want a plain, clean path`},
@@ -187,4 +194,67 @@ func TestValidateNamesTheOption(t *testing.T) {
 			require.ErrorContains(t, cfg.Validate(), tt.wantErr)
 		})
 	}
+}
+
+// Contrib's own README example for its prometheusexporter (v0.165.1),
+// renamed, decodes with contrib's meaning: add_metric_suffixes is ignored
+// since translation_strategy is set.
+func TestContribReadmeExampleDecodes(t *testing.T) {
+	cfg, err := loadConfig(t, "contrib_readme")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"label1": "value1", "another label": "spaced value"}, cfg.ConstLabels)
+	assert.True(t, cfg.ResourceToTelemetryConversion.Enabled)
+	assert.False(t, cfg.AddMetricSuffixes)
+	withSuffixes, utf8Allowed := cfg.naming()
+	assert.False(t, withSuffixes, "UnderscoreEscapingWithoutSuffixes")
+	assert.False(t, utf8Allowed)
+	assert.False(t, cfg.QueueBatchConfig.HasValue(), "no sending_queue: no queue")
+}
+
+func TestResourceLabelSettingsAreCheckedAsContribDoes(t *testing.T) {
+	for name, want := range map[string]string{
+		"resource_labels":           "resource_labels was replaced by contrib's resource_constant_labels: write its list under resource_constant_labels::included",
+		"both_resource_settings":    "resource_constant_labels: cannot be used with resource_to_telemetry_conversion, its deprecated form",
+		"legacy_in_constant_labels": "resource_constant_labels: enabled and exclude_service_attributes are not supported here; use included and excluded",
+		"mixed_conversion":          "resource_to_telemetry_conversion: cannot configure both legacy enabled/exclude_service_attributes and included/excluded patterns",
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadConfig(t, name)
+			require.ErrorContains(t, err, want)
+		})
+	}
+}
+
+// setGate turns a feature gate on or off for one test, as --feature-gates does.
+func setGate(t *testing.T, g *featuregate.Gate, on bool) {
+	was := g.IsEnabled()
+	require.NoError(t, featuregate.GlobalRegistry().Set(g.ID(), on))
+	t.Cleanup(func() { require.NoError(t, featuregate.GlobalRegistry().Set(g.ID(), was)) })
+}
+
+func TestFeatureGatesOfContrib(t *testing.T) {
+	t.Run("DisableResourceToTelemetryConversion refuses the deprecated section", func(t *testing.T) {
+		setGate(t, disableResourceToTelemetryConversionGate, true)
+		_, err := loadConfig(t, "contrib_readme")
+		require.ErrorContains(t, err, "resource_to_telemetry_conversion: refused while the exporter.prometheus.DisableResourceToTelemetryConversion feature gate is on; use resource_constant_labels")
+		_, err = loadConfig(t, "all")
+		require.NoError(t, err, "resource_constant_labels is not affected")
+	})
+	t.Run("DisableAddMetricSuffixes on (its default) ignores add_metric_suffixes", func(t *testing.T) {
+		require.True(t, disableAddMetricSuffixesGate.IsEnabled(), "beta: on by default, as in contrib")
+		cfg := createDefaultConfig().(*Config)
+		cfg.AddMetricSuffixes = false
+		withSuffixes, _ := cfg.naming()
+		assert.True(t, withSuffixes)
+	})
+	t.Run("DisableAddMetricSuffixes off honours add_metric_suffixes unless a strategy is set", func(t *testing.T) {
+		setGate(t, disableAddMetricSuffixesGate, false)
+		cfg := createDefaultConfig().(*Config)
+		cfg.AddMetricSuffixes = false
+		withSuffixes, _ := cfg.naming()
+		assert.False(t, withSuffixes)
+		cfg.TranslationStrategy = UnderscoreEscapingWithSuffixes
+		withSuffixes, _ = cfg.naming()
+		assert.True(t, withSuffixes, "translation_strategy wins")
+	})
 }

@@ -115,15 +115,15 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	})
 	// e is allocated first: the converter's fleet hook is one of its methods.
 	e := &agentPrometheusExporter{}
+	withSuffixes, utf8Allowed := cfg.naming()
 	opts := convert.Options{
-		Namespace:                cfg.Namespace,
-		ConstLabels:              cfg.ConstLabels,
-		ResourceToTelemetry:      cfg.ResourceToTelemetryConversion.Enabled,
-		ExcludeServiceAttributes: cfg.ResourceToTelemetryConversion.ExcludeServiceAttributes,
-		ResourceLabels:           cfg.ResourceLabels,
-		WithoutScopeInfo:         cfg.WithoutScopeInfo,
-		WithSuffixes:             cfg.TranslationStrategy.withSuffixes(),
-		UTF8Allowed:              cfg.TranslationStrategy.utf8Allowed(),
+		Namespace:                         cfg.Namespace,
+		ConstLabels:                       cfg.ConstLabels,
+		ResourceLabels:                    convert.NewResourceLabels(cfg.resourceLabels()),
+		KeepIdentifyingResourceAttributes: keepIdentifyingResourceAttributesGate.IsEnabled(),
+		WithoutScopeInfo:                  cfg.WithoutScopeInfo,
+		WithSuffixes:                      withSuffixes,
+		UTF8Allowed:                       utf8Allowed,
 	}
 	if cfg.Fleet.Enabled {
 		opts.Received = e.received

@@ -439,7 +439,7 @@ func TestOptions(t *testing.T) {
 	te := startExporter(t, func(c *Config) {
 		c.Namespace = "gw"
 		c.ConstLabels = map[string]string{"region": "eu"}
-		c.ResourceLabels = []string{"host.name"}
+		c.ResourceConstantLabels.Included = []string{"host.name"}
 		c.WithoutScopeInfo = true
 		c.SendTimestamps = true
 	})

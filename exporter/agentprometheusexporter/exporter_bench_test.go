@@ -80,7 +80,7 @@ func agentBatch(agent, seriesPerFamily int) pmetric.Metrics {
 
 func benchConfig() *Config {
 	cfg := createDefaultConfig().(*Config)
-	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 	cfg.WithoutScopeInfo = true
 	return cfg
 }

@@ -21,7 +21,8 @@ func NewFactory() exporter.Factory {
 }
 
 func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
-	exp, err := newAgentPrometheusExporter(set, cfg.(*Config), wallClock)
+	c := cfg.(*Config)
+	exp, err := newAgentPrometheusExporter(set, c, wallClock)
 	if err != nil {
 		return nil, err
 	}
@@ -32,7 +33,9 @@ func createMetrics(ctx context.Context, set exporter.Settings, cfg component.Con
 		// The exporter copies what it keeps out of the batch and never
 		// changes it, so the pipeline need not clone batches for it.
 		exporterhelper.WithCapabilities(consumer.Capabilities{MutatesData: false}),
-		// Serving is local and synchronous: no timeout, queue or retry.
+		// Serving is local and synchronous: no timeout or retry. The queue
+		// is contrib's sending_queue, off unless configured.
 		exporterhelper.WithTimeout(exporterhelper.TimeoutConfig{Timeout: 0}),
+		exporterhelper.WithQueue(c.QueueBatchConfig),
 	)
 }

@@ -53,7 +53,7 @@ func TestProtobufWriterWritesWhatExpfmtWrites(t *testing.T) {
 func protobufTestExporter(t testing.TB, strategy TranslationStrategy) *agentPrometheusExporter {
 	cfg := createDefaultConfig().(*Config)
 	cfg.TranslationStrategy = strategy
-	cfg.ResourceLabels = []string{"k.dotted", "code"}
+	cfg.ResourceConstantLabels.Included = []string{"k.dotted", "code"}
 	e, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, newFakeClock().clock())
 	require.NoError(t, err)
 	return e
@@ -128,7 +128,7 @@ func TestWriteProtobufDoesNotAllocatePerSeries(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	cfg := createDefaultConfig().(*Config)
-	cfg.ResourceLabels = []string{"host.name", "cloud.region"}
+	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)
 	for a := range 10 {

@@ -58,7 +58,7 @@ func writeReport(r *results, in reportInputs) string {
 	w("`host_name`, `cloud_region` + the %d attributes); `TestSameSeries` checks that both serve the same\n", gw.ExtraLabels)
 	w("samples.\n\n")
 	w("| | ours | contrib |\n|---|---|---|\n")
-	w("| resource labels | `resource_labels: [host.name, cloud.region]` | `resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}` |\n")
+	w("| resource labels | `resource_constant_labels: {included: [host.name, cloud.region]}` | `resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}` |\n")
 	w("| both | `without_scope_info: true`, `enable_open_metrics: true`, `write_timeout: 10m` | same |\n")
 	w("| limits | `max_series`, `max_series_per_resource`: 50M (nothing refused) | none |\n\n")
 	w("The write timeout is raised from confighttp's 30s on both: contrib's scrape of 1M series takes\n")

@@ -21,14 +21,18 @@ import (
 
 // Options are the naming and labelling settings of the exporter.
 type Options struct {
-	Namespace                string
-	ConstLabels              map[string]string
-	ResourceToTelemetry      bool
-	ExcludeServiceAttributes bool
-	ResourceLabels           []string
-	WithoutScopeInfo         bool
-	WithSuffixes             bool
-	UTF8Allowed              bool
+	Namespace   string
+	ConstLabels map[string]string
+	// ResourceLabels selects the resource attributes that become labels;
+	// nil for none.
+	ResourceLabels *ResourceLabels
+	// KeepIdentifyingResourceAttributes keeps service.name,
+	// service.namespace and service.instance.id on target_info, beside the
+	// job and instance made of them.
+	KeepIdentifyingResourceAttributes bool
+	WithoutScopeInfo                  bool
+	WithSuffixes                      bool
+	UTF8Allowed                       bool
 	// Received, when set, is called after each resource of a batch that
 	// has a job and an instance (one agent), with the newest point time of
 	// the resource stored from the batch.
@@ -221,20 +225,13 @@ func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 	if hasInstance {
 		w.resourceBase = append(w.resourceBase, baseLabel{name: "instance", value: w.arenaEscaped(instance)})
 	}
-	for _, key := range w.c.opts.ResourceLabels {
-		v, ok := attrs.Get(key)
-		if !ok {
-			continue
-		}
-		if name, err := w.c.names.label(key); err == nil {
-			w.resourceBase = append(w.resourceBase, baseLabel{name: name, value: w.arenaValue(v)})
-		}
-	}
-	if w.c.opts.ResourceToTelemetry {
+	if sel := w.c.opts.ResourceLabels; sel != nil {
 		for k, v := range attrs.All() {
-			if w.c.opts.ExcludeServiceAttributes && isServiceAttribute(k) {
+			if !sel.Match(k) {
 				continue
 			}
+			// As contrib's resource attributes copied onto each point: they
+			// replace a point attribute of the same key.
 			if name, err := w.c.names.label(k); err == nil {
 				w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: k, value: w.arenaValue(v)})
 			}

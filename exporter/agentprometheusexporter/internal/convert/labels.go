@@ -298,7 +298,7 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []byte) []byte {
 	w.pairs = w.pairs[:0]
 	for k, v := range attrs.All() {
-		if isServiceAttribute(k) {
+		if isServiceAttribute(k) && !w.c.opts.KeepIdentifyingResourceAttributes {
 			continue
 		}
 		if name, err := w.c.names.label(k); err == nil && name != "job" && name != "instance" {
