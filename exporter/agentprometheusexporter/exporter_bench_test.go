@@ -97,6 +97,19 @@ func benchExporter(b *testing.B) *agentPrometheusExporter {
 // allocs/op are per data point.
 func BenchmarkIngestExisting(b *testing.B) { benchIngestExisting(b, benchExporter(b)) }
 
+// BenchmarkIngestExistingResourcePatterns is BenchmarkIngestExisting with
+// the same resource labels chosen by wildcard patterns: each resource
+// attribute is matched, where plain names are looked up.
+func BenchmarkIngestExistingResourcePatterns(b *testing.B) {
+	cfg := benchConfig()
+	cfg.ResourceConstantLabels.Included = []string{"host.*", "cloud.reg?on"}
+	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchIngestExisting(b, exp)
+}
+
 func benchIngestExisting(b *testing.B, exp *agentPrometheusExporter) {
 	batches := make([]pmetric.Metrics, 100)
 	for a := range batches {

@@ -226,18 +226,30 @@ func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 		w.resourceBase = append(w.resourceBase, baseLabel{name: "instance", value: w.arenaEscaped(instance)})
 	}
 	if sel := w.c.opts.ResourceLabels; sel != nil {
-		for k, v := range attrs.All() {
-			if !sel.Match(k) {
-				continue
+		if names, ok := sel.Exact(); ok {
+			for _, k := range names {
+				if v, ok := attrs.Get(k); ok {
+					w.resourceLabel(k, v)
+				}
 			}
-			// As contrib's resource attributes copied onto each point: they
-			// replace a point attribute of the same key.
-			if name, err := w.c.names.label(k); err == nil {
-				w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: k, value: w.arenaValue(v)})
+		} else {
+			for k, v := range attrs.All() {
+				if sel.Match(k) {
+					w.resourceLabel(k, v)
+				}
 			}
 		}
 	}
 	return hasJob && hasInstance && len(instance) > 0
+}
+
+// resourceLabel adds a resource attribute to the labels of the resource's
+// series. As contrib, which copies it onto each point, it replaces a point
+// attribute of the same key.
+func (w *worker) resourceLabel(k string, v pcommon.Value) {
+	if name, err := w.c.names.label(k); err == nil {
+		w.resourceBase = append(w.resourceBase, baseLabel{name: name, override: k, value: w.arenaValue(v)})
+	}
 }
 
 // validUTF8 replaces invalid UTF-8 in b[from:] by U+FFFD. Valid UTF-8 never

@@ -1,7 +1,9 @@
 package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 
 import (
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
@@ -21,6 +23,10 @@ type ResourceLabels struct {
 	includedExact          map[string]bool
 	excludedExact          map[string]bool
 	includedRe, excludedRe []*regexp.Regexp
+	// exact lists the included names when they are all the selection
+	// (no pattern, no exclusion): looked up one by one rather than matched
+	// against every attribute of the resource.
+	exact []string
 }
 
 // NewResourceLabels returns the selection of s, nil when it selects nothing.
@@ -35,6 +41,9 @@ func NewResourceLabels(s resourcetotelemetry.Settings) *ResourceLabels {
 	r := &ResourceLabels{hasIncluded: len(s.Included) > 0, includedExact: map[string]bool{}, excludedExact: map[string]bool{}}
 	r.includedRe = addPatterns(r.includedExact, s.Included)
 	r.excludedRe = addPatterns(r.excludedExact, s.Excluded)
+	if len(r.includedRe) == 0 && len(s.Excluded) == 0 {
+		r.exact = slices.Sorted(maps.Keys(r.includedExact))
+	}
 	return r
 }
 
@@ -59,6 +68,10 @@ func Glob(pattern string) (*regexp.Regexp, error) {
 	quoted := regexp.QuoteMeta(pattern)
 	return regexp.Compile("(?s)^" + strings.NewReplacer(`\*`, `.*`, `\?`, `.`).Replace(quoted) + "$")
 }
+
+// Exact returns the attribute names selected when the selection is a plain
+// list of names.
+func (r *ResourceLabels) Exact() ([]string, bool) { return r.exact, r.exact != nil }
 
 // Match reports whether the resource attribute key becomes a label.
 func (r *ResourceLabels) Match(key string) bool {
