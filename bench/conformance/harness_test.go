@@ -22,6 +22,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 )
 
@@ -256,8 +258,21 @@ func scrapeAndParse(r *running, f scrapeFormat) scraped {
 // formatsFor lists the formats a case is scraped in.
 func formatsFor(settings map[string]any) []scrapeFormat {
 	fs := []scrapeFormat{formatText}
+	utf8 := false
 	switch settings["translation_strategy"] {
 	case "NoUTF8EscapingWithSuffixes", "NoTranslation":
+		utf8 = true
+	}
+	// A const label name that is not a legacy one (a space) shows as sent
+	// only to a scraper that asks for UTF-8 names.
+	if cl, ok := settings["const_labels"].(map[string]any); ok {
+		for name := range cl {
+			if !model.LegacyValidation.IsValidLabelName(name) {
+				utf8 = true
+			}
+		}
+	}
+	if utf8 {
 		fs = append(fs, formatUTF8)
 	}
 	if om, _ := settings["enable_open_metrics"].(bool); om {
