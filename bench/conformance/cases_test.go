@@ -38,6 +38,10 @@ type testCase struct {
 	// check returns a failure message about ours, empty when it passes; it is
 	// used by the expectations that do not compare.
 	check func(ours *exposition) string
+	// applied reports whether a text scrape shows every batch applied. Only
+	// cases whose exporters apply batches after they were accepted (a
+	// sending queue) set it; the harness polls each side until it holds.
+	applied func(e *exposition) bool
 }
 
 // translationInput exercises every translation strategy on the same data: a
@@ -57,23 +61,6 @@ func translationCase(strategy string) testCase {
 		config: map[string]any{"translation_strategy": strategy},
 		build:  single(translationInput),
 	}
-}
-
-// dropPoints removes the samples of a family whose label `point`
-// has one of the given values.
-func dropPoints(e *exposition, family string, points ...string) {
-	e.filter(func(s sample) bool {
-		if s.family != family {
-			return true
-		}
-		v, _ := s.labelValue("point")
-		for _, p := range points {
-			if v == p {
-				return false
-			}
-		}
-		return true
-	})
 }
 
 // requireFamilyLabel panics (failing the test) unless family is served with
@@ -523,6 +510,8 @@ var cases = []testCase{
 		}),
 	},
 	{
+		// A NoRecordedValue point removes only its own series. Contrib up to
+		// v0.155.0 also dropped the points after it in the same metric.
 		name: "no_recorded_value_on_one_of_three_points",
 		build: single(func(sm pmetric.ScopeMetrics) {
 			dps := gauge(sm, "nrv.gauge", "", "Stale marker.")
@@ -530,12 +519,6 @@ var cases = []testCase{
 			intPoint(dps, 2, map[string]any{"point": "stale"}).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 			intPoint(dps, 3, map[string]any{"point": "third"})
 		}),
-		differences: func(contrib, ours *exposition) {
-			// Deliberate difference (a): a NoRecordedValue point removes only
-			// its own series; contrib also drops the points after it in the
-			// same metric.
-			dropPoints(ours, "nrv_gauge", "third")
-		},
 	},
 	{
 		// Contrib serves the HELP of whichever series it converts first at
@@ -596,3 +579,96 @@ var cases = []testCase{
 		check: firstTypeWins("conflict_metric", "gauge"),
 	},
 }
+
+// manyAttributesResource has attributes for every resource_constant_labels
+// pattern of the cases: service.*, host.*, k8s.pod.*, and others.
+var manyAttributesResource = map[string]any{
+	"service.name": "checkout", "service.namespace": "shop", "service.instance.id": "pod-1",
+	"service.version": "1.2.3",
+	"host.name":       "node-7", "host.arch": "amd64",
+	"k8s.pod.name": "checkout-abc", "k8s.pod.uid": "0a1b", "k8s.namespace.name": "prod",
+	"cloud.region": "eu-1",
+}
+
+// resourceLabelsCase feeds a gauge and a counter of manyAttributesResource to
+// an exporter with the given settings.
+func resourceLabelsCase(name string, config map[string]any) testCase {
+	return testCase{
+		name:   name,
+		config: config,
+		build: func() []pmetric.Metrics {
+			md := pmetric.NewMetrics()
+			sm := addResource(md, manyAttributesResource)
+			intPoint(gauge(sm, "res.labels.gauge", "", "Resource labels."), 1, map[string]any{"host.name": "point-value"})
+			intPoint(counter(sm, "res.labels.counter", "", "Resource labels."), 2, map[string]any{"kind": "a"})
+			return []pmetric.Metrics{md}
+		},
+	}
+}
+
+// queuedBatches is the number of batches of the sending_queue case.
+const queuedBatches = 5
+
+// Cases for the settings contrib v0.165.1 accepts beyond v0.155.0's, or that
+// its docs show and the cases above do not.
+var casesV0165 = []testCase{
+	{
+		// Deprecated; contrib ignores it while the beta gate
+		// exporter.prometheusexporter.DisableAddMetricSuffixes is on (its
+		// default): suffixes stay.
+		name:   "add_metric_suffixes_false",
+		config: map[string]any{"add_metric_suffixes": false},
+		build:  single(translationInput),
+	},
+	{
+		// Ignored also when translation_strategy is set.
+		name:   "add_metric_suffixes_false_with_translation_strategy",
+		config: map[string]any{"add_metric_suffixes": false, "translation_strategy": "UnderscoreEscapingWithSuffixes"},
+		build:  single(translationInput),
+	},
+	resourceLabelsCase("resource_constant_labels_included",
+		map[string]any{"resource_constant_labels": map[string]any{"included": []any{"service.name", "k8s.pod.*"}}}),
+	resourceLabelsCase("resource_constant_labels_excluded",
+		map[string]any{"resource_constant_labels": map[string]any{"excluded": []any{"service.*"}}}),
+	resourceLabelsCase("resource_constant_labels_included_all_excluded_host",
+		map[string]any{"resource_constant_labels": map[string]any{"included": []any{"*"}, "excluded": []any{"host.*"}}}),
+	resourceLabelsCase("resource_to_telemetry_conversion_exclude_service_attributes",
+		map[string]any{"resource_to_telemetry_conversion": map[string]any{"enabled": true, "exclude_service_attributes": true}}),
+	{
+		// From contrib's README: a label name with a space, valid as a UTF-8
+		// name.
+		name:   "const_labels_with_space",
+		config: map[string]any{"const_labels": map[string]any{"label1": "value1", "another label": "spaced value"}},
+		build: single(func(sm pmetric.ScopeMetrics) {
+			intPoint(gauge(sm, "const.spaced", "", "Const label with a space."), 1, map[string]any{"a": "b"})
+		}),
+	},
+	{
+		// The queue applies batches after OTLP/HTTP has answered, in any
+		// order: each batch has series of its own, and all must appear.
+		name:   "sending_queue_enabled",
+		config: map[string]any{"sending_queue": map[string]any{"enabled": true}},
+		build: func() []pmetric.Metrics {
+			var out []pmetric.Metrics
+			for i := range queuedBatches {
+				md := pmetric.NewMetrics()
+				sm := addResource(md, defaultResource)
+				intPoint(gauge(sm, "queued.gauge", "", "Queued."), int64(i), map[string]any{"batch": fmt.Sprint(i)})
+				intPoint(counter(sm, "queued.counter", "", "Queued."), int64(10+i), map[string]any{"batch": fmt.Sprint(i)})
+				out = append(out, md)
+			}
+			return out
+		},
+		applied: func(e *exposition) bool {
+			n := 0
+			for _, s := range e.samples {
+				if s.family == "queued_gauge" || s.family == "queued_counter_total" {
+					n++
+				}
+			}
+			return n == 2*queuedBatches
+		},
+	},
+}
+
+func init() { cases = append(cases, casesV0165...) }

@@ -1,9 +1,12 @@
 package conformance
 
-import "testing"
+import (
+	"os"
+	"testing"
+)
 
 // contribAgain is a second contrib, named apart in failure messages.
-var contribAgain = target{name: "contrib-2", config: contribConfig}
+var contribAgain = target{name: "contrib-2", start: startContrib}
 
 // TestHarnessSelfCheck runs contrib against a second contrib on every case.
 // It proves the harness and the normaliser sound: any failure here is a bug
@@ -35,4 +38,10 @@ func TestConformance(t *testing.T) {
 			run(t, tc, contribTarget, oursTarget)
 		})
 	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	removeContribBinary()
+	os.Exit(code)
 }

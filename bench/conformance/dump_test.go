@@ -13,13 +13,14 @@ func TestDumpContrib(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := start(t, contribTarget, tc.config)
+			r, err := contribTarget.start(t, contribTarget.name, tc.config)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := consume(r, tc.build()); err != nil {
+			if err := r.send(tc.build()); err != nil {
 				t.Fatal(err)
 			}
+			awaitApplied(r, tc)
 			for _, f := range formatsFor(tc.config) {
 				body, ct, err := scrape(r, f)
 				if err != nil {
@@ -27,7 +28,7 @@ func TestDumpContrib(t *testing.T) {
 				}
 				t.Logf("%s (%s):\n%s", f.name, ct, body)
 			}
-			if l := logLines(r); l != "" {
+			if l := r.logs(); l != "" {
 				t.Logf("logged:\n%s", l)
 			}
 		})

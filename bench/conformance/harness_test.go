@@ -2,17 +2,17 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net"
 	"net/http"
-	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter"
@@ -22,71 +22,82 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 )
 
 // target is one exporter implementation under comparison.
 type target struct {
 	name string
-	// config builds the exporter's config from the case's settings, given in
-	// the exporters' shared YAML vocabulary.
-	config func(settings map[string]any, endpoint string) (exporter.Factory, any, error)
+	// start starts the exporter for the case's settings, given in the YAML
+	// vocabulary of contrib's exporter; it registers the stop with t.Cleanup.
+	start func(t *testing.T, name string, settings map[string]any) (*running, error)
 }
 
 var (
-	contribTarget = target{name: "contrib", config: contribConfig}
-	oursTarget    = target{name: "ours", config: oursConfig}
+	// contribTarget is contrib's prometheusexporter in a program of its own
+	// (conformance/contrib), fed over OTLP/HTTP.
+	contribTarget = target{name: "contrib", start: startContrib}
+	// oursTarget is our exporter in this process, fed through its factory.
+	oursTarget = target{name: "ours", start: startOurs}
 )
 
-// contribConfig sets contrib's Config in Go: decoding it from a map does not
-// work with collector core v0.164, where the squashed confighttp field takes
-// the keys of the exporter's own fields.
-func contribConfig(settings map[string]any, endpoint string) (exporter.Factory, any, error) {
-	f := prometheusexporter.NewFactory()
-	cfg := f.CreateDefaultConfig().(*prometheusexporter.Config)
-	cfg.NetAddr.Endpoint = endpoint
-	for k, v := range settings {
-		switch k {
-		case "namespace":
-			cfg.Namespace = v.(string)
-		case "const_labels":
-			for lk, lv := range v.(map[string]any) {
-				cfg.ConstLabels[lk] = lv.(string)
-			}
-		case "send_timestamps":
-			cfg.SendTimestamps = v.(bool)
-		case "metric_expiration":
-			d, err := time.ParseDuration(v.(string))
-			if err != nil {
-				return nil, nil, err
-			}
-			cfg.MetricExpiration = d
-		case "resource_to_telemetry_conversion":
-			for rk, rv := range v.(map[string]any) {
-				switch rk {
-				case "enabled":
-					cfg.ResourceToTelemetrySettings.Enabled = rv.(bool)
-				case "exclude_service_attributes":
-					cfg.ResourceToTelemetrySettings.ExcludeServiceAttributes = rv.(bool)
-				default:
-					return nil, nil, fmt.Errorf("contrib config: unsupported key %s.%s", k, rk)
-				}
-			}
-		case "enable_open_metrics":
-			cfg.EnableOpenMetrics = v.(bool)
-		case "without_scope_info":
-			cfg.WithoutScopeInfo = v.(bool)
-		case "translation_strategy":
-			// The field's type is unexported; set it through reflection.
-			reflect.ValueOf(&cfg.TranslationStrategy).Elem().SetString(v.(string))
-		default:
-			return nil, nil, fmt.Errorf("contrib config: unsupported key %q", k)
-		}
-	}
-	return f, cfg, confmap.Validate(cfg)
+// running is a started exporter.
+type running struct {
+	name string
+	// endpoint serves /metrics.
+	endpoint string
+	// send hands the case's batches to the exporter, in order, and returns
+	// once each has been consumed.
+	send func(batches []pmetric.Metrics) error
+	// logs returns the warnings and errors logged so far.
+	logs func() string
 }
 
-// oursConfig decodes our exporter's config from the same settings, so the
+// handedOut holds the ports freeEndpoint has returned in this run: the
+// kernel may offer a port again once its probe listener is closed, before
+// the exporter that was given it listens.
+var handedOut = struct {
+	sync.Mutex
+	ports map[int]bool
+}{ports: map[int]bool{}}
+
+// freeEndpoint returns a loopback address with a port that was free a moment
+// ago and has not been returned before in this run. Another process, or an
+// outgoing connection, may still take it first: starts retry on
+// "address already in use" (startRetrying).
+func freeEndpoint(t *testing.T) string {
+	t.Helper()
+	for {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(fmt.Sprintf("finding a free port: %v", err))
+		}
+		addr := ln.Addr().(*net.TCPAddr)
+		_ = ln.Close()
+		handedOut.Lock()
+		seen := handedOut.ports[addr.Port]
+		handedOut.ports[addr.Port] = true
+		handedOut.Unlock()
+		if !seen {
+			return addr.String()
+		}
+	}
+}
+
+// startRetrying calls start until it does not fail on a port taken between
+// freeEndpoint and the listen, three times at most.
+func startRetrying(start func() (*running, error)) (*running, error) {
+	for attempt := 1; ; attempt++ {
+		r, err := start()
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return r, err
+		}
+	}
+}
+
+// oursConfig decodes our exporter's config from the case's settings, so the
 // harness does not depend on its Go field names.
 func oursConfig(settings map[string]any, endpoint string) (exporter.Factory, any, error) {
 	f := agentprometheusexporter.NewFactory()
@@ -105,51 +116,76 @@ func oursConfig(settings map[string]any, endpoint string) (exporter.Factory, any
 	return f, cfg, confmap.Validate(cfg)
 }
 
-// running is a started exporter.
-type running struct {
-	name     string
-	exp      exporter.Metrics
-	endpoint string
-	logs     *observer.ObservedLogs
+// startOurs creates and starts our exporter for the case's settings with a
+// no-op host; it registers shutdown with t.Cleanup.
+func startOurs(t *testing.T, name string, settings map[string]any) (*running, error) {
+	t.Helper()
+	return startRetrying(func() (*running, error) { return startOursOnce(t, name, settings) })
 }
 
-// freeEndpoint returns a loopback address with a port that was free a moment ago.
-func freeEndpoint(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("finding a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
-// start creates and starts tg for the case's settings; it registers shutdown
-// with t.Cleanup.
-func start(t *testing.T, tg target, settings map[string]any) (*running, error) {
-	t.Helper()
+func startOursOnce(t *testing.T, name string, settings map[string]any) (*running, error) {
 	endpoint := freeEndpoint(t)
-	f, cfg, err := tg.config(settings, endpoint)
+	f, cfg, err := oursConfig(settings, endpoint)
 	if err != nil {
-		return nil, fmt.Errorf("%s: config: %w", tg.name, err)
+		return nil, fmt.Errorf("%s: config: %w", name, err)
 	}
 	core, logs := observer.New(zapcore.WarnLevel)
 	set := exportertest.NewNopSettings(f.Type())
 	set.Logger = zap.New(core)
 	exp, err := f.CreateMetrics(context.Background(), set, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%s: create: %w", tg.name, err)
+		return nil, fmt.Errorf("%s: create: %w", name, err)
 	}
 	if err := exp.Start(context.Background(), componenttest.NewNopHost()); err != nil {
-		return nil, fmt.Errorf("%s: start: %w", tg.name, err)
+		_ = exp.Shutdown(context.Background())
+		return nil, fmt.Errorf("%s: start: %w", name, err)
 	}
 	t.Cleanup(func() {
 		if err := exp.Shutdown(context.Background()); err != nil {
-			t.Errorf("%s: shutdown: %v", tg.name, err)
+			t.Errorf("%s: shutdown: %v", name, err)
 		}
 	})
-	return &running{name: tg.name, exp: exp, endpoint: endpoint, logs: logs}, nil
+	return &running{
+		name:     name,
+		endpoint: endpoint,
+		send:     func(batches []pmetric.Metrics) error { return consumeViaProto(name, exp, batches) },
+		logs:     func() string { return observedLines(logs) },
+	}, nil
+}
+
+// consumeViaProto hands each batch to exp as the OTLP receiver would: decoded
+// from its OTLP protobuf encoding, so that ours sees what contrib's receiver
+// decodes, and as an independent copy, so the case's batches stay unchanged.
+func consumeViaProto(name string, exp exporter.Metrics, batches []pmetric.Metrics) error {
+	for i, md := range batches {
+		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
+		if err != nil {
+			return err
+		}
+		cp, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(b)
+		if err != nil {
+			return err
+		}
+		if err := exp.ConsumeMetrics(context.Background(), cp); err != nil {
+			return fmt.Errorf("%s: ConsumeMetrics batch %d: %w", name, i, err)
+		}
+	}
+	return nil
+}
+
+// observedLines renders the warnings and errors an in-process exporter logged.
+func observedLines(logs *observer.ObservedLogs) string {
+	var b strings.Builder
+	for _, e := range logs.All() {
+		fmt.Fprintf(&b, "    %s %s", e.Level, e.Message)
+		for _, f := range e.Context {
+			if f.Type == zapcore.StringType {
+				fmt.Fprintf(&b, " %s=%q", f.Key, f.String)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // scrapeFormat is one way of scraping /metrics.
@@ -199,34 +235,6 @@ func mediaTypeAndVersion(ct string) string {
 	return mt + ";version=" + params["version"]
 }
 
-// consume feeds the case's batches, each as an independent copy, in order:
-// contrib changes the batches it is given.
-func consume(r *running, batches []pmetric.Metrics) error {
-	for i, md := range batches {
-		cp := pmetric.NewMetrics()
-		md.CopyTo(cp)
-		if err := r.exp.ConsumeMetrics(context.Background(), cp); err != nil {
-			return fmt.Errorf("%s: ConsumeMetrics batch %d: %w", r.name, i, err)
-		}
-	}
-	return nil
-}
-
-// logLines returns the warnings and errors an exporter logged.
-func logLines(r *running) string {
-	var b strings.Builder
-	for _, e := range r.logs.All() {
-		fmt.Fprintf(&b, "    %s %s", e.Level, e.Message)
-		for _, f := range e.Context {
-			if f.Type == zapcore.StringType {
-				fmt.Fprintf(&b, " %s=%q", f.Key, f.String)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // scraped is one side's scrape in one format.
 type scraped struct {
 	expo        *exposition // nil when parsing failed
@@ -250,8 +258,21 @@ func scrapeAndParse(r *running, f scrapeFormat) scraped {
 // formatsFor lists the formats a case is scraped in.
 func formatsFor(settings map[string]any) []scrapeFormat {
 	fs := []scrapeFormat{formatText}
+	utf8 := false
 	switch settings["translation_strategy"] {
 	case "NoUTF8EscapingWithSuffixes", "NoTranslation":
+		utf8 = true
+	}
+	// A const label name that is not a legacy one (a space) shows as sent
+	// only to a scraper that asks for UTF-8 names.
+	if cl, ok := settings["const_labels"].(map[string]any); ok {
+		for name := range cl {
+			if !model.LegacyValidation.IsValidLabelName(name) {
+				utf8 = true
+			}
+		}
+	}
+	if utf8 {
 		fs = append(fs, formatUTF8)
 	}
 	if om, _ := settings["enable_open_metrics"].(bool); om {
@@ -260,22 +281,48 @@ func formatsFor(settings map[string]any) []scrapeFormat {
 	return fs
 }
 
+// startBoth starts a and b for the case's settings concurrently: the
+// reference takes a process start.
+func startBoth(t *testing.T, settings map[string]any, a, b target) (ra, rb *running) {
+	t.Helper()
+	var errA, errB error
+	var wg sync.WaitGroup
+	wg.Go(func() { ra, errA = a.start(t, a.name, settings) })
+	wg.Go(func() { rb, errB = b.start(t, b.name, settings) })
+	wg.Wait()
+	if err := errors.Join(errA, errB); err != nil {
+		t.Fatal(err)
+	}
+	return ra, rb
+}
+
+// awaitApplied polls r's text scrape until the case's applied hook accepts
+// it, for cases whose batches the exporter applies after send returns (a
+// sending queue). It returns silently at the deadline: the comparison then
+// shows what is missing.
+func awaitApplied(r *running, tc testCase) {
+	if tc.applied == nil {
+		return
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if s := scrapeAndParse(r, formatText); s.err == nil && tc.applied(s.expo) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // run feeds the case to both targets, scrapes them and checks the case's
 // expectation. a is the reference (contrib), b the exporter under test.
 func run(t *testing.T, tc testCase, a, b target) {
-	ra, err := start(t, a, tc.config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := start(t, b, tc.config)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ra, rb := startBoth(t, tc.config, a, b)
 	batches := tc.build()
 	for _, r := range []*running{ra, rb} {
-		if err := consume(r, batches); err != nil {
+		if err := r.send(batches); err != nil {
 			t.Fatal(err)
 		}
+		awaitApplied(r, tc)
 	}
 	sendTS, _ := tc.config["send_timestamps"].(bool)
 	// A new run of deltas is left out of ours' first scrape after it began and
@@ -293,11 +340,11 @@ func run(t *testing.T, tc testCase, a, b target) {
 		sa, sb := scrapeAndParse(ra, f), scrapeAndParse(rb, f)
 		dump := func() {
 			t.Logf("%s scrape of %s (%s):\n%s", f.name, ra.name, sa.contentType, sa.raw)
-			if l := logLines(ra); l != "" {
+			if l := ra.logs(); l != "" {
 				t.Logf("%s logged:\n%s", ra.name, l)
 			}
 			t.Logf("%s scrape of %s (%s):\n%s", f.name, rb.name, sb.contentType, sb.raw)
-			if l := logLines(rb); l != "" {
+			if l := rb.logs(); l != "" {
 				t.Logf("%s logged:\n%s", rb.name, l)
 			}
 		}
@@ -377,13 +424,14 @@ func ignoreCreated(expos ...*exposition) {
 // case: contrib's text scrape for it does not parse, or fails the case's
 // check.
 func runReferenceInvalid(t *testing.T, tc testCase) {
-	r, err := start(t, contribTarget, tc.config)
+	r, err := contribTarget.start(t, contribTarget.name, tc.config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := consume(r, tc.build()); err != nil {
+	if err := r.send(tc.build()); err != nil {
 		t.Fatal(err)
 	}
+	awaitApplied(r, tc)
 	s := scrapeAndParse(r, formatText)
 	switch {
 	case s.err != nil:

@@ -1,4 +1,4 @@
-package conformance
+package exporterbench
 
 // These imports keep the collector's core modules at versions known to build
 // together with contrib's prometheusexporter v0.155.0; without them, module
