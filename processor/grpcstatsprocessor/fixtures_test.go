@@ -62,7 +62,7 @@ type shape struct {
 }
 
 var shapes = map[dialect.Target]shape{
-	dialect.TargetSemconv: {"rpc.server.call.duration", "rpc.client.call.duration", "rpc.method", "rpc.response.status_code", "_OTHER"},
+	dialect.TargetSemconv: {"rpc.server.call.duration", "rpc.client.call.duration", "rpc.method", "rpc.status_code", "_OTHER"},
 	dialect.TargetGRPC:    {"grpc.server.call.duration", "grpc.client.call.duration", "grpc.method", "grpc.status", "other"},
 }
 

@@ -43,6 +43,11 @@ func TestStatusName(t *testing.T) {
 		{pcommon.NewValueStr("DEADLINE_EXCEEDED"), "DEADLINE_EXCEEDED"},
 		{pcommon.NewValueStr("12"), "UNIMPLEMENTED"},
 		{pcommon.NewValueStr("weird"), "weird"},
+		{pcommon.NewValueStr("not_found"), "NOT_FOUND"}, // Connect's spelling (otelconnect ≤ v0.9)
+		{pcommon.NewValueStr("canceled"), "CANCELED"},   // Connect's code 1; each system's spelling is chosen later
+		{pcommon.NewValueStr("CANCELED"), "CANCELED"},
+		{pcommon.NewValueStr("ok"), "ok"},               // Connect never writes it; not a code name
+		{pcommon.NewValueStr("cancelled"), "CANCELLED"}, // the conventions' example spelling
 		{pcommon.NewValueDouble(14), "UNAVAILABLE"},
 		{pcommon.NewValueDouble(1.5), "1.5"},
 		{pcommon.NewValueBool(true), "true"},
@@ -54,19 +59,35 @@ func TestStatusName(t *testing.T) {
 }
 
 func TestSplitTarget(t *testing.T) {
-	for target, want := range map[string]struct {
-		host string
-		port int64
+	for _, tt := range []struct {
+		target string
+		host   string
+		port   int64
 	}{
-		"dns:///api.internal:443":        {"api.internal", 443},
-		"passthrough:///127.0.0.1:50051": {"127.0.0.1", 50051},
-		"localhost:8080":                 {"localhost", 8080},
-		"dns:///[::1]:9000":              {"::1", 9000},
-		"unix:///run/app.sock":           {"app.sock", 0},
+		{"dns:///api.internal:443", "api.internal", 443},
+		{"dns://8.8.8.8/api.internal:443", "api.internal", 443},
+		{"dns:api.internal:443", "api.internal", 443},
+		{"passthrough:///127.0.0.1:50051", "127.0.0.1", 50051},
+		{"localhost:8080", "localhost", 8080},
+		{"api.internal", "api.internal", 0},
+		{"dns:///[::1]:9000", "::1", 9000},
+		{"[::1]", "::1", 0},
+		{"ipv4:10.0.0.1:80,10.0.0.2:80", "10.0.0.1", 80},
+		{"unix:///run/x.sock", "/run/x.sock", 0},
+		{"unix:/run/x.sock", "/run/x.sock", 0},
+		{"unix:relative.sock", "relative.sock", 0},
+		{"unix-abstract:grpc", "grpc", 0},
+		{"zk://zookeeper:2181/my-service", "my-service", 0},
+		{"zk://zookeeper:2181/my-service:8080", "my-service", 8080},
+		{"xds:///cart.shop:443", "cart.shop", 443},
+		{"zk://zookeeper:2181", "", 0},
+		{"other", "", 0},
+		{"", "", 0},
+		{"dns:///api.internal:99999", "api.internal", 0},
 	} {
-		host, port := splitTarget(target)
-		assert.Equal(t, want.host, host, target)
-		assert.Equal(t, want.port, port, target)
+		host, port := splitTarget(tt.target)
+		assert.Equal(t, tt.host, host, tt.target)
+		assert.Equal(t, tt.port, port, tt.target)
 	}
 }
 
