@@ -324,10 +324,22 @@ func (rw *Rewriter) attributes(attrs pcommon.Map) {
 			rw.str("grpc.target", f.Target)
 		}
 	} else {
+		// error.type marks the calls that failed as the conventions
+		// classify them (on the server only serverErrors), with the
+		// point's own value when it has one (an exception type, say):
+		// otelconnect v0.12 sets it on server NOT_FOUND, CANCELED, ...
+		// too, which would count those as server failures.
+		// An error.type that is the status code follows the status's
+		// spelling (otelconnect v0.12 writes CANCELED over gRPC too).
 		status := spellFor(f.System, f.Status)
-		errorType := f.ErrorType
-		if errorType == "" && status != "" && failed(status, client) {
-			errorType = status
+		errorType := spellFor(f.System, f.ErrorType)
+		if status != "" {
+			switch {
+			case !failed(status, client):
+				errorType = ""
+			case errorType == "":
+				errorType = status
+			}
 		}
 		if errorType != "" {
 			rw.str("error.type", errorType)

@@ -105,13 +105,28 @@ func TestStableSemanticConventions(t *testing.T) {
 		},
 		// otelconnect v0.12: semconv v1.43, CANCELED whatever the protocol.
 		{
-			name: "otelconnect v0.12 over Connect keeps CANCELED", d: Semconv, metric: server,
+			name: "otelconnect v0.12 over Connect keeps CANCELED, not a server error", d: Semconv, metric: server,
 			in:   map[string]any{"rpc.method": "s/M", "rpc.response.status_code": "CANCELED", "rpc.system.name": "connectrpc", "error.type": "CANCELED"},
-			want: map[string]any{"rpc.method": "s/M", "rpc.status_code": "CANCELED", "rpc.system.name": "connectrpc", "error.type": "CANCELED"},
+			want: map[string]any{"rpc.method": "s/M", "rpc.status_code": "CANCELED", "rpc.system.name": "connectrpc"},
 		},
 		{
-			name: "otelconnect v0.12 over gRPC: CANCELED becomes gRPC's CANCELLED", d: Semconv, metric: client,
-			in:   map[string]any{"rpc.method": "s/M", "rpc.response.status_code": "CANCELED", "rpc.system.name": "grpc"},
+			name: "otelconnect v0.12's error.type on a server NOT_FOUND is removed", d: Semconv, metric: server,
+			in:   map[string]any{"rpc.method": "s/M", "rpc.response.status_code": "NOT_FOUND", "rpc.system.name": "grpc", "error.type": "NOT_FOUND"},
+			want: map[string]any{"rpc.method": "s/M", "rpc.status_code": "NOT_FOUND", "rpc.system.name": "grpc"},
+		},
+		{
+			name: "an error.type without a status is kept", d: Semconv, metric: client,
+			in:   map[string]any{"rpc.method": "s/M", "rpc.system.name": "grpc", "error.type": "*net.OpError"},
+			want: map[string]any{"rpc.method": "s/M", "rpc.system.name": "grpc", "error.type": "*net.OpError"},
+		},
+		{
+			name: "an error.type on a call that succeeded is removed", d: Semconv, metric: client,
+			in:   map[string]any{"rpc.method": "s/M", "rpc.response.status_code": "OK", "rpc.system.name": "grpc", "error.type": "OK"},
+			want: map[string]any{"rpc.method": "s/M", "rpc.status_code": "OK", "rpc.system.name": "grpc"},
+		},
+		{
+			name: "otelconnect v0.12 over gRPC: CANCELED becomes gRPC's CANCELLED, in error.type too", d: Semconv, metric: client,
+			in:   map[string]any{"rpc.method": "s/M", "rpc.response.status_code": "CANCELED", "rpc.system.name": "grpc", "error.type": "CANCELED"},
 			want: map[string]any{"rpc.method": "s/M", "rpc.status_code": "CANCELLED", "rpc.system.name": "grpc", "error.type": "CANCELLED"},
 		},
 		{
