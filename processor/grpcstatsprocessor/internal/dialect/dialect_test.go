@@ -64,25 +64,30 @@ func TestSplitTarget(t *testing.T) {
 		host   string
 		port   int64
 	}{
+		// The examples of the semantic conventions' grpc.md (server.address).
+		{"grpc.io:50051", "grpc.io", 50051},
+		{"dns://1.2.3.4/grpc.io:50051", "grpc.io", 50051},
+		{"unix:///run/containerd/containerd.sock", "/run/containerd/containerd.sock", 0},
+		{"zk://zookeeper:2181/my-server", "zk://zookeeper:2181/my-server", 0},
+		{"ipv4:198.51.100.123:50051,198.51.100.124:50051", "ipv4:198.51.100.123:50051,198.51.100.124:50051", 0},
+		// A66's placeholder for a target it does not report.
+		{"other", "", 0},
+		{"", "", 0},
+		// More of gRPC's name syntax.
 		{"dns:///api.internal:443", "api.internal", 443},
-		{"dns://8.8.8.8/api.internal:443", "api.internal", 443},
 		{"dns:api.internal:443", "api.internal", 443},
+		{"dns:///api.internal", "api.internal", 0},
+		{"dns:///[::1]:9000", "::1", 9000},
 		{"passthrough:///127.0.0.1:50051", "127.0.0.1", 50051},
 		{"localhost:8080", "localhost", 8080},
 		{"api.internal", "api.internal", 0},
-		{"dns:///[::1]:9000", "::1", 9000},
 		{"[::1]", "::1", 0},
-		{"ipv4:10.0.0.1:80,10.0.0.2:80", "10.0.0.1", 80},
 		{"unix:///run/x.sock", "/run/x.sock", 0},
 		{"unix:/run/x.sock", "/run/x.sock", 0},
 		{"unix:relative.sock", "relative.sock", 0},
-		{"unix-abstract:grpc", "grpc", 0},
-		{"zk://zookeeper:2181/my-service", "my-service", 0},
-		{"zk://zookeeper:2181/my-service:8080", "my-service", 8080},
-		{"xds:///cart.shop:443", "cart.shop", 443},
-		{"zk://zookeeper:2181", "", 0},
-		{"other", "", 0},
-		{"", "", 0},
+		{"unix-abstract:grpc", "unix-abstract:grpc", 0},
+		{"xds:///cart.shop:443", "xds:///cart.shop:443", 0},
+		{"dns://8.8.8.8", "dns://8.8.8.8", 0},
 		{"dns:///api.internal:99999", "api.internal", 0},
 	} {
 		host, port := splitTarget(tt.target)

@@ -47,68 +47,67 @@ func readGRPCNative(attrs pcommon.Map, f *Facts) {
 }
 
 // splitTarget returns the server.address and server.port of a channel
-// target, read as gRPC's name syntax (scheme:[//authority/]endpoint) defines
-// it: the address is the endpoint, not the authority, which names the
-// resolver's own server.
+// target as the semantic conventions' gRPC page does (grpc.md, server.address,
+// whose examples the tests pin): host and port where the target names them —
+// no scheme (gRPC's default, dns), dns (its authority is the resolver's DNS
+// server, not the server) or passthrough — the socket path of a unix target,
+// and otherwise, when no low-cardinality server name can be read from it,
+// the entire target without a port.
 //
-//	dns:///api.internal:443            api.internal, 443
-//	dns://8.8.8.8/api.internal:443     api.internal, 443 (8.8.8.8 resolves)
-//	passthrough:///127.0.0.1:50051     127.0.0.1, 50051
-//	api.internal:443                   api.internal, 443 (no scheme: dns)
-//	unix:///run/x.sock, unix:/run/x.sock  /run/x.sock, no port (a socket path)
-//	unix-abstract:grpc                 grpc, no port
-//	zk://zookeeper:2181/my-service     my-service, no port (zookeeper:2181 resolves)
-//	other                              nothing: A66 writes "other" for a
-//	                                   target whose scheme it does not report
+//	grpc.io:50051                       grpc.io, 50051
+//	dns://1.2.3.4/grpc.io:50051         grpc.io, 50051
+//	passthrough:///127.0.0.1:50051      127.0.0.1, 50051
+//	unix:///run/containerd/containerd.sock  /run/containerd/containerd.sock, no port
+//	zk://zookeeper:2181/my-server       zk://zookeeper:2181/my-server, no port
+//	ipv4:198.51.100.123:50051,198.51.100.124:50051  the same, no port
+//
+// "other" is no target but what A66 writes for one whose scheme it does not
+// report: it gives no server.address.
 func splitTarget(target string) (string, int64) {
 	if target == "" || target == "other" {
 		return "", 0
 	}
-	endpoint, socket := target, false
-	if i := strings.IndexByte(target, ':'); i > 0 {
-		scheme, rest := target[:i], target[i+1:]
-		hasAuthority := strings.HasPrefix(rest, "//")
-		if hasAuthority {
-			// scheme://authority/endpoint: any scheme.
-			rest = rest[2:]
-			j := strings.IndexByte(rest, '/')
-			if j < 0 {
-				return "", 0 // an authority and no endpoint
-			}
-			rest = rest[j+1:]
-		}
+	if scheme, rest, ok := strings.Cut(target, ":"); ok {
 		switch scheme {
-		case "unix":
-			endpoint, socket = rest, true
-			if hasAuthority {
-				endpoint = "/" + rest // unix:///run/x.sock: the path is absolute
+		case "unix": // unix:path, unix://absolute_path
+			if path := strings.TrimPrefix(rest, "//"); path != "" {
+				return path, 0
 			}
-		case "unix-abstract":
-			endpoint, socket = rest, true
-		case "ipv4", "ipv6":
-			endpoint, _, _ = strings.Cut(rest, ",") // a list: the first address
-		case "dns", "passthrough":
-			endpoint = rest
-		default:
-			if hasAuthority {
-				endpoint = rest
+			return target, 0
+		case "dns", "passthrough": // scheme:endpoint, scheme://authority/endpoint
+			endpoint := rest
+			if strings.HasPrefix(rest, "//") {
+				if _, endpoint, ok = strings.Cut(rest[2:], "/"); !ok {
+					return target, 0
+				}
 			}
-			// otherwise host:port without a scheme, which gRPC resolves
-			// with dns
+			return hostPort(endpoint, target)
 		}
 	}
-	if endpoint == "" {
-		return "", 0
+	if strings.Contains(target, "/") {
+		return target, 0 // another resolver's scheme://authority/endpoint
 	}
-	if socket {
-		return endpoint, 0
-	}
+	return hostPort(target, target)
+}
+
+// hostPort splits host[:port]; what is neither a host nor a host and port
+// is the entire target, without a port.
+func hostPort(endpoint, target string) (string, int64) {
 	host, port, err := net.SplitHostPort(endpoint)
 	if err != nil {
-		return strings.TrimSuffix(strings.TrimPrefix(endpoint, "["), "]"), 0
+		switch {
+		case strings.HasPrefix(endpoint, "[") && strings.HasSuffix(endpoint, "]"):
+			return endpoint[1 : len(endpoint)-1], 0 // an IPv6 literal without a port
+		case endpoint != "" && !strings.Contains(endpoint, ":"):
+			return endpoint, 0 // a host without a port
+		}
+		return target, 0
 	}
 	p, err := strconv.ParseInt(port, 10, 64)
-	if err != nil || p < 1 || p > 65535 {
+	if err != nil || host == "" {
+		return target, 0
+	}
+	if p < 1 || p > 65535 {
 		return host, 0
 	}
 	return host, p

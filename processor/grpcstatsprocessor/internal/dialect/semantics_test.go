@@ -168,8 +168,8 @@ func TestNativeAndOtherDialectsAreGRPC(t *testing.T) {
 		map[string]any{"grpc.method": "s/M", "grpc.status": "INTERNAL"})
 	assert.Equal(t, map[string]any{"rpc.method": "s/M", "rpc.status_code": "INTERNAL", "rpc.system.name": "grpc", "error.type": "INTERNAL"}, got)
 	got = convertPoint(t, GRPCNative, TargetSemconv, StatusStable, "grpc.client.call.duration", "s",
-		map[string]any{"grpc.method": "s/M", "grpc.status": "OK", "grpc.target": "unix:///run/x.sock"})
-	assert.Equal(t, map[string]any{"rpc.method": "s/M", "rpc.status_code": "OK", "rpc.system.name": "grpc", "server.address": "/run/x.sock"}, got)
+		map[string]any{"grpc.method": "s/M", "grpc.status": "OK", "grpc.target": "zk://zookeeper:2181/my-server"})
+	assert.Equal(t, map[string]any{"rpc.method": "s/M", "rpc.status_code": "OK", "rpc.system.name": "grpc", "server.address": "zk://zookeeper:2181/my-server"}, got)
 }
 
 func TestSystemName(t *testing.T) {
