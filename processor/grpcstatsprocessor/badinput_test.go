@@ -496,6 +496,26 @@ func procRows() []procRow {
 			passed:    goodPassed,
 		},
 		{
+			name: "points of RPC systems other than gRPC and Connect are left alone but for their system",
+			bad: func(sm pmetric.ScopeMetrics) {
+				legacy("dubbo", map[string]any{"rpc.system": "apache_dubbo"})(sm)
+			},
+			web: func(sm pmetric.ScopeMetrics) {
+				histogram(sm.Metrics(), outcomeConvert+"jsonrpc", "rpc.server.call.duration", "s",
+					map[string]any{"rpc.method": "sum", "rpc.response.status_code": "-32602", "rpc.system.name": "jsonrpc", "error.type": "-32602"})
+			},
+			check: func(t *testing.T, convert func(string) pmetric.Metric) {
+				assertPoint(t, convert("dubbo"), "rpc.server.call.duration", map[string]any{
+					"rpc.system.name": "dubbo", "rpc.service": "shop.Cart", "rpc.method": "Add", "rpc.grpc.status_code": int64(0),
+				})
+				assertPoint(t, convert("jsonrpc"), "rpc.server.call.duration", map[string]any{
+					"rpc.method": "sum", "rpc.response.status_code": "-32602", "rpc.system.name": "jsonrpc", "error.type": "-32602",
+				})
+			},
+			converted: goodConverted(map[string]int64{"semconv_legacy": 1, "semconv": 1}),
+			passed:    goodPassed,
+		},
+		{
 			name: "wrong-typed attributes are read in their string form, and values that are no fact are dropped",
 			bad: func(sm pmetric.ScopeMetrics) {
 				legacy("status as string", map[string]any{"rpc.grpc.status_code": "5"})(sm)
