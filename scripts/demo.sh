@@ -147,7 +147,7 @@ run agent-inventory "$work/grpcagent" --gateway localhost:4317 --service invento
 	--rounds 0 --interval 1s --calls ok=10,not_found=8,unimplemented=2,slow=1 --slow 80ms \
 	--flush-timeout 3s --manifest "$work/agent-inventory.json"
 
-rate='sum by (job, rpc_method, rpc_response_status_code) (rate(rpc_server_call_duration_seconds_count[1m]))'
+rate='sum by (job, rpc_method, rpc_status_code) (rate(rpc_server_call_duration_seconds_count[1m]))'
 p99='histogram_quantile(0.99, sum by (job, rpc_method, le) (rate(rpc_server_call_duration_seconds_bucket[1m])))'
 graph="http://localhost:9090/graph?g0.expr=$(urlencode "$rate")&g0.tab=0&g0.range_input=15m"
 graph+="&g1.expr=$(urlencode "$p99")&g1.tab=0&g1.range_input=15m"

@@ -46,16 +46,16 @@ func oursConfig(sinks []any) map[string]any {
 //
 //   - rename rpc.server.duration to rpc.server.call.duration;
 //   - multiply sum, min, max, bounds and exemplars by 0.001 (ms → s);
-//   - rename rpc.grpc.status_code to rpc.response.status_code, mapping each
+//   - rename rpc.grpc.status_code to rpc.status_code, mapping each
 //     code to its name. value_actions compare the attribute's Str(), which
 //     is "" for an int attribute, so the integer codes otelgrpc writes keep
 //     their int values; only decimal-string codes are mapped;
 //   - rename rpc.system to rpc.system.name.
 //
 // It cannot set the unit (it stays "ms"), join rpc.service and the short
-// rpc.method into "pkg.Service/Method" and remove rpc.service, recognise the
-// other dialects, or drop a second dialect's duplicate measurements: it does
-// less work per point than ours.
+// rpc.method into "pkg.Service/Method" and remove rpc.service, add error.type
+// to the failed calls, recognise the other dialects, or drop a second
+// dialect's duplicate measurements: it does less work per point than ours.
 func metricstransformConfig() map[string]any {
 	valueActions := make([]any, grpcstatus.Count)
 	for code := range valueActions {
@@ -73,7 +73,7 @@ func metricstransformConfig() map[string]any {
 				map[string]any{
 					"action":        "update_label",
 					"label":         "rpc.grpc.status_code",
-					"new_label":     "rpc.response.status_code",
+					"new_label":     "rpc.status_code",
 					"value_actions": valueActions,
 				},
 				map[string]any{"action": "update_label", "label": "rpc.system", "new_label": "rpc.system.name"},

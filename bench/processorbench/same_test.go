@@ -38,11 +38,15 @@ func TestSameWork(t *testing.T) {
 						t.Fatalf("%s: got %q unit %q, want rpc.server.call.duration unit s", name, m.Name(), m.Unit())
 					}
 					forEachPoint(t, m, func(i int, dp pmetric.HistogramDataPoint) {
+						status := canonical[i%len(canonical)]
 						want := map[string]any{
-							"rpc.method":               fmt.Sprint("shop.Cart/Method", i%grpcstatstest.Methods),
-							"rpc.response.status_code": canonical[i%len(canonical)],
-							"rpc.system.name":          "grpc",
-							"tenant":                   fmt.Sprint("t", i/100),
+							"rpc.method":      fmt.Sprint("shop.Cart/Method", i%grpcstatstest.Methods),
+							"rpc.status_code": status,
+							"rpc.system.name": "grpc",
+							"tenant":          fmt.Sprint("t", i/100),
+						}
+						if status == "UNKNOWN" { // the one server error among StatusCodes
+							want["error.type"] = status
 						}
 						checkPoint(t, name, i, dp, want, scaledBounds)
 					})
@@ -63,11 +67,11 @@ func TestSameWork(t *testing.T) {
 						status = grpcstatstest.StatusCodes[i%len(grpcstatstest.StatusCodes)]
 					}
 					want := map[string]any{
-						"rpc.method":               fmt.Sprint("Method", i%grpcstatstest.Methods),
-						"rpc.service":              "shop.Cart",
-						"rpc.response.status_code": status,
-						"rpc.system.name":          "grpc",
-						"tenant":                   fmt.Sprint("t", i/100),
+						"rpc.method":      fmt.Sprint("Method", i%grpcstatstest.Methods),
+						"rpc.service":     "shop.Cart",
+						"rpc.status_code": status,
+						"rpc.system.name": "grpc",
+						"tenant":          fmt.Sprint("t", i/100),
 					}
 					checkPoint(t, metricstransform, i, dp, want, scaledBounds)
 				})

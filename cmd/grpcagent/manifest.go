@@ -12,7 +12,7 @@ import (
 	"github.com/statsgate/statsgate/internal/grpcstatus"
 )
 
-// statusName is the name rpc.response.status_code carries for c.
+// statusName is the name rpc.status_code carries for c.
 func statusName(c codes.Code) string {
 	if n, ok := grpcstatus.Name(int64(c)); ok {
 		return n

@@ -230,9 +230,9 @@ func TestBadInput(t *testing.T) {
 			// The good points, whatever the bad input did.
 			if target == dialect.TargetSemconv {
 				assertPoint(t, convert("good legacy"), "rpc.server.call.duration",
-					map[string]any{"rpc.method": "shop.Cart/Add", "rpc.response.status_code": "OK", "rpc.system.name": "grpc"})
+					map[string]any{"rpc.method": "shop.Cart/Add", "rpc.status_code": "OK", "rpc.system.name": "grpc"})
 				assertPoint(t, convert("good native"), "rpc.client.call.duration",
-					map[string]any{"rpc.method": "shop.Cart/Add", "rpc.response.status_code": "OK", "rpc.system.name": "grpc", "server.address": "cart", "server.port": int64(443)})
+					map[string]any{"rpc.method": "shop.Cart/Add", "rpc.status_code": "OK", "rpc.system.name": "grpc", "server.address": "cart", "server.port": int64(443)})
 				_, dp := onlyPoint(t, convert("good legacy"))
 				assert.Equal(t, 0.0035, dp.Sum(), "ms are converted into s")
 			}
@@ -391,7 +391,7 @@ func procRows() []procRow {
 				assert.Equal(t, "rpc.client.call.duration", m.Name())
 				assert.Zero(t, m.Histogram().DataPoints().Len())
 				assertPoint(t, convert("native client"), "rpc.client.call.duration",
-					map[string]any{"rpc.method": "shop.Cart/Get", "rpc.response.status_code": "OK", "rpc.system.name": "grpc"})
+					map[string]any{"rpc.method": "shop.Cart/Get", "rpc.status_code": "OK", "rpc.system.name": "grpc"})
 			},
 			converted: goodConverted(map[string]int64{"grpc_native": 1}),
 			passed:    goodPassed,
@@ -486,13 +486,33 @@ func procRows() []procRow {
 				histogram(sm.Metrics(), outcomeConvert+"native target only", "grpc.client.call.duration", "s", map[string]any{"grpc.target": "dns:///cart:443"})
 			},
 			check: func(t *testing.T, convert func(string) pmetric.Metric) {
-				assertPoint(t, convert("no method"), "rpc.server.call.duration", map[string]any{"rpc.response.status_code": "OK", "rpc.system.name": "grpc"})
-				assertPoint(t, convert("no service"), "rpc.server.call.duration", map[string]any{"rpc.method": "Add", "rpc.response.status_code": "OK", "rpc.system.name": "grpc"})
+				assertPoint(t, convert("no method"), "rpc.server.call.duration", map[string]any{"rpc.status_code": "OK", "rpc.system.name": "grpc"})
+				assertPoint(t, convert("no service"), "rpc.server.call.duration", map[string]any{"rpc.method": "Add", "rpc.status_code": "OK", "rpc.system.name": "grpc"})
 				assertPoint(t, convert("no status"), "rpc.server.call.duration", map[string]any{"rpc.method": "shop.Cart/Add", "rpc.system.name": "grpc"})
 				assertPoint(t, convert("no attributes"), "rpc.server.call.duration", map[string]any{"rpc.system.name": "grpc"})
 				assertPoint(t, convert("native target only"), "rpc.client.call.duration", map[string]any{"rpc.system.name": "grpc", "server.address": "cart", "server.port": int64(443)})
 			},
 			converted: goodConverted(map[string]int64{"semconv_legacy": 4, "grpc_native": 1}),
+			passed:    goodPassed,
+		},
+		{
+			name: "points of RPC systems other than gRPC and Connect are left alone but for their system",
+			bad: func(sm pmetric.ScopeMetrics) {
+				legacy("dubbo", map[string]any{"rpc.system": "apache_dubbo"})(sm)
+			},
+			web: func(sm pmetric.ScopeMetrics) {
+				histogram(sm.Metrics(), outcomeConvert+"jsonrpc", "rpc.server.call.duration", "s",
+					map[string]any{"rpc.method": "sum", "rpc.response.status_code": "-32602", "rpc.system.name": "jsonrpc", "error.type": "-32602"})
+			},
+			check: func(t *testing.T, convert func(string) pmetric.Metric) {
+				assertPoint(t, convert("dubbo"), "rpc.server.call.duration", map[string]any{
+					"rpc.system.name": "dubbo", "rpc.service": "shop.Cart", "rpc.method": "Add", "rpc.grpc.status_code": int64(0),
+				})
+				assertPoint(t, convert("jsonrpc"), "rpc.server.call.duration", map[string]any{
+					"rpc.method": "sum", "rpc.response.status_code": "-32602", "rpc.system.name": "jsonrpc", "error.type": "-32602",
+				})
+			},
+			converted: goodConverted(map[string]int64{"semconv_legacy": 1, "semconv": 1}),
 			passed:    goodPassed,
 		},
 		{
@@ -517,23 +537,23 @@ func procRows() []procRow {
 			},
 			check: func(t *testing.T, convert func(string) pmetric.Metric) {
 				server := func(changes map[string]any) map[string]any {
-					return withAttrs(map[string]any{"rpc.method": "shop.Cart/Add", "rpc.response.status_code": "OK", "rpc.system.name": "grpc"}, changes)
+					return withAttrs(map[string]any{"rpc.method": "shop.Cart/Add", "rpc.status_code": "OK", "rpc.system.name": "grpc"}, changes)
 				}
-				assertPoint(t, convert("status as string"), "rpc.server.call.duration", server(map[string]any{"rpc.response.status_code": "NOT_FOUND"}))
-				assertPoint(t, convert("status as double"), "rpc.server.call.duration", server(map[string]any{"rpc.response.status_code": "UNAVAILABLE"}))
-				assertPoint(t, convert("status unknown"), "rpc.server.call.duration", server(map[string]any{"rpc.response.status_code": "Bogus"}))
-				assertPoint(t, convert("status as map"), "rpc.server.call.duration", server(map[string]any{"rpc.response.status_code": nil}))
+				assertPoint(t, convert("status as string"), "rpc.server.call.duration", server(map[string]any{"rpc.status_code": "NOT_FOUND"}))
+				assertPoint(t, convert("status as double"), "rpc.server.call.duration", server(map[string]any{"rpc.status_code": "UNAVAILABLE", "error.type": "UNAVAILABLE"}))
+				assertPoint(t, convert("status unknown"), "rpc.server.call.duration", server(map[string]any{"rpc.status_code": "Bogus"}))
+				assertPoint(t, convert("status as map"), "rpc.server.call.duration", server(map[string]any{"rpc.status_code": nil}))
 				assertPoint(t, convert("method as int"), "rpc.server.call.duration", server(map[string]any{"rpc.method": "shop.Cart/42"}))
 				assertPoint(t, convert("method as list"), "rpc.server.call.duration", server(map[string]any{"rpc.method": nil}))
 				dps := convert("client ports").Histogram().DataPoints()
 				require.Equal(t, 5, dps.Len())
-				client := map[string]any{"rpc.method": "shop.Cart/Add", "rpc.response.status_code": "OK", "rpc.system.name": "grpc", "server.address": "cart"}
+				client := map[string]any{"rpc.method": "shop.Cart/Add", "rpc.status_code": "OK", "rpc.system.name": "grpc", "server.address": "cart"}
 				assert.Equal(t, withAttrs(client, map[string]any{"server.port": int64(8443)}), dps.At(0).Attributes().AsRaw())
 				for i := 1; i < 5; i++ {
 					assert.Equal(t, client, dps.At(i).Attributes().AsRaw(), "no port in point %d", i)
 				}
 				assertPoint(t, convert("native typed"), "rpc.client.call.duration", map[string]any{
-					"rpc.method": "true", "rpc.response.status_code": "NOT_FOUND", "error.type": "NOT_FOUND",
+					"rpc.method": "true", "rpc.status_code": "NOT_FOUND", "error.type": "NOT_FOUND",
 					"rpc.system.name": "grpc", "server.address": "7",
 				})
 			},

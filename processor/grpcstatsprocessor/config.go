@@ -37,6 +37,11 @@ type Config struct {
 	Methods MethodsConfig `mapstructure:"methods"`
 	// DropAttributes are removed from converted points.
 	DropAttributes []string `mapstructure:"drop_attributes"`
+	// StatusAttribute is where the semconv target writes the status code:
+	// StatusStable (default, rpc.status_code), StatusOld
+	// (rpc.response.status_code) or StatusDup (both), as
+	// OTEL_SEMCONV_STABILITY_OPT_IN's rpc, rpc/old and rpc/dup.
+	StatusAttribute StatusAttribute `mapstructure:"status_attribute"`
 
 	// noSinks records an explicit empty sinks list, which decodes like an
 	// absent one: no dialect rather than all of them.
@@ -79,6 +84,30 @@ const (
 	// shares with dialect.CommonBounds.
 	BoundsCommon HistogramBounds = "common"
 )
+
+// StatusAttribute is where the semconv target writes the status code.
+type StatusAttribute string
+
+const (
+	// StatusStable writes rpc.status_code, the stable conventions' key.
+	StatusStable StatusAttribute = "stable"
+	// StatusOld writes rpc.response.status_code, the key of semantic
+	// conventions v1.39–v1.43 (otelgrpc ≤ v0.72, otelconnect v0.12).
+	StatusOld StatusAttribute = "old"
+	// StatusDup writes both, while dashboards move from one to the other.
+	StatusDup StatusAttribute = "dup"
+)
+
+// key is the writer's setting for a.
+func (a StatusAttribute) key() dialect.StatusKey {
+	switch a {
+	case StatusOld:
+		return dialect.StatusOld
+	case StatusDup:
+		return dialect.StatusDup
+	}
+	return dialect.StatusStable
+}
 
 var (
 	_ component.Config    = (*Config)(nil)
@@ -140,6 +169,15 @@ func (cfg *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("methods::allow[%d]: invalid pattern %q", i, p))
 		}
 	}
+	switch cfg.StatusAttribute {
+	case StatusStable:
+	case StatusOld, StatusDup:
+		if cfg.Target != dialect.TargetSemconv {
+			errs = append(errs, fmt.Errorf("status_attribute: %q applies only to target %q (target %q writes grpc.status)", cfg.StatusAttribute, dialect.TargetSemconv, cfg.Target))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("status_attribute: unknown value %q (want %q, %q or %q)", cfg.StatusAttribute, StatusStable, StatusOld, StatusDup))
+	}
 	for i, a := range cfg.DropAttributes {
 		if a == "" {
 			errs = append(errs, fmt.Errorf("drop_attributes[%d]: must not be empty", i))
@@ -181,5 +219,6 @@ func createDefaultConfig() component.Config {
 		HistogramBounds: BoundsKeep,
 		Methods:         MethodsConfig{MaxPerService: 100},
 		DropAttributes:  []string{"net.sock.peer.addr", "net.sock.peer.port", "network.peer.address", "network.peer.port"},
+		StatusAttribute: StatusStable,
 	}
 }

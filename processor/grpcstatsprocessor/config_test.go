@@ -37,6 +37,13 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, DuplicatesDrop, cfg.Duplicates)
 		assert.Equal(t, 2*time.Minute, cfg.DuplicateWindow)
 		assert.Equal(t, 100, cfg.Methods.MaxPerService)
+		assert.Equal(t, StatusStable, cfg.StatusAttribute, "the stable rpc.status_code only")
+	})
+	t.Run("status_attribute dup writes both status keys", func(t *testing.T) {
+		cfg, err := loadConfig(t, "status_dup")
+		require.NoError(t, err)
+		assert.Equal(t, StatusDup, cfg.StatusAttribute)
+		assert.Equal(t, dialect.StatusDup, cfg.StatusAttribute.key())
 	})
 	t.Run("grpc target puts grpc_native first", func(t *testing.T) {
 		cfg, err := loadConfig(t, "grpc")
@@ -86,6 +93,8 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"unknown bounds", func(c *Config) { c.HistogramBounds = "shared" }, `histogram_bounds: unknown value "shared"`},
 		{"negative methods", func(c *Config) { c.Methods.MaxPerService = -1 }, "methods::max_per_service: must not be negative"},
 		{"bad allow pattern", func(c *Config) { c.Methods.Allow = []string{"[unclosed"} }, `methods::allow[0]: invalid pattern "[unclosed"`},
+		{"unknown status attribute", func(c *Config) { c.StatusAttribute = "rpc/dup" }, `status_attribute: unknown value "rpc/dup" (want "stable", "old" or "dup")`},
+		{"status attribute for the grpc target", func(c *Config) { c.Target, c.StatusAttribute = dialect.TargetGRPC, StatusOld }, `status_attribute: "old" applies only to target "semconv"`},
 		{"empty drop attribute", func(c *Config) { c.DropAttributes = []string{""} }, "drop_attributes[0]: must not be empty"},
 	}
 	for _, tt := range tests {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,6 +29,7 @@ type manifest struct {
 		Count            uint64 `json:"count"`
 		StaticMethod     bool   `json:"static_method"`
 		ServerRegistered bool   `json:"server_registered"`
+		Protocol         string `json:"protocol"`
 	} `json:"calls"`
 }
 
@@ -62,7 +64,7 @@ type shape struct {
 }
 
 var shapes = map[dialect.Target]shape{
-	dialect.TargetSemconv: {"rpc.server.call.duration", "rpc.client.call.duration", "rpc.method", "rpc.response.status_code", "_OTHER"},
+	dialect.TargetSemconv: {"rpc.server.call.duration", "rpc.client.call.duration", "rpc.method", "rpc.status_code", "_OTHER"},
 	dialect.TargetGRPC:    {"grpc.server.call.duration", "grpc.client.call.duration", "grpc.method", "grpc.status", "other"},
 }
 
@@ -118,11 +120,21 @@ func expected(m manifest, server, withStatus, nativeClient bool, s shape) map[st
 		}
 		key := method
 		if withStatus {
-			key += " " + c.StatusCode
+			key += " " + spelt(c.StatusCode, c.Protocol, s)
 		}
 		out[key] += c.Count
 	}
 	return out
+}
+
+// spelt is the status a target writes for a call the manifest names (as
+// gRPC spells codes) over a protocol: the semconv target spells Connect's
+// code 1 as Connect does.
+func spelt(status, protocol string, s shape) string {
+	if protocol == "connect" && status == "CANCELLED" && s.status == shapes[dialect.TargetSemconv].status {
+		return "CANCELED"
+	}
+	return status
 }
 
 func TestFixturesConvertExactlyOnce(t *testing.T) {
@@ -132,11 +144,18 @@ func TestFixturesConvertExactlyOnce(t *testing.T) {
 		serverStatus, client, clientStatus bool
 		// nativeClient: the client side that wins comes from grpc's plugin.
 		nativeClient bool
+		// sdkBounds: the durations are in seconds but keep the SDK's
+		// default bounds, made for milliseconds (otelgrpc v0.66.0).
+		sdkBounds bool
 	}{
 		{name: "otelgrpc_v0.64_legacy", serverStatus: true, client: true, clientStatus: true},
 		{name: "otelgrpc_v0.65_unitbug", serverStatus: true, client: true, clientStatus: true},
 		{name: "otelgrpc_v0.72", serverStatus: true, client: true, clientStatus: true},
 		{name: "otelgrpc_v0.72_dup", serverStatus: true, client: true, clientStatus: true},
+		{name: "otelgrpc_v0.66", serverStatus: true, client: true, clientStatus: true, sdkBounds: true},
+		{name: "otelgrpc_v0.72_old", serverStatus: true, client: true, clientStatus: true},
+		{name: "otelconnect_v0.9", serverStatus: true, client: true, clientStatus: true},
+		{name: "otelconnect_v0.12", serverStatus: true, client: true, clientStatus: true},
 		{name: "grpc_native", serverStatus: true, client: true, clientStatus: true, nativeClient: true},
 		{name: "otelgrpc_and_grpc_native", serverStatus: true, client: true, clientStatus: true},
 		{name: "opencensus"},
@@ -161,15 +180,19 @@ func TestFixturesConvertExactlyOnce(t *testing.T) {
 					assert.Equal(t, 1, n, "one client duration metric after deduplication")
 					assert.Equal(t, expected(m, false, fx.clientStatus, nativeClient, s), got, "client calls per method and status")
 				}
-				assertSeconds(t, out[0], s)
+				assertSeconds(t, out[0], s, fx.sdkBounds)
 			})
 		}
 	}
 }
 
 // assertSeconds checks the converted durations are in seconds: the slow call
-// (≥ 60 ms) lands between 50 ms and 5 s, and every bound is below an hour.
-func assertSeconds(t *testing.T, md pmetric.Metrics, s shape) {
+// (≥ 60 ms, status OK; the otelconnect fixtures also cut it short at 20 ms)
+// lands between 50 ms and 5 s, and every bound is below an hour.
+//
+// With sdkBounds the bounds must instead be exactly the SDK's default ones,
+// as the library declared them: 0 to 10000, here seconds.
+func assertSeconds(t *testing.T, md pmetric.Metrics, s shape, sdkBounds bool) {
 	t.Helper()
 	eachMetric(md, func(_ pcommon.InstrumentationScope, m pmetric.Metric) {
 		if m.Name() != s.server && m.Name() != s.client {
@@ -180,13 +203,47 @@ func assertSeconds(t *testing.T, md pmetric.Metrics, s shape) {
 		for i := 0; i < dps.Len(); i++ {
 			dp := dps.At(i)
 			method, _ := dp.Attributes().Get(s.method)
-			if strings.HasSuffix(method.Str(), "/CacheableUnaryCall") && dp.Count() > 0 {
+			status, _ := dp.Attributes().Get(s.status)
+			if strings.HasSuffix(method.Str(), "/CacheableUnaryCall") && dp.Count() > 0 && status.Str() == "OK" {
 				assert.Greater(t, dp.Sum(), 0.05, "%s: slow call sum", m.Name())
 				assert.Less(t, dp.Sum(), 5.0, "%s: slow call sum", m.Name())
+			}
+			if sdkBounds {
+				assert.Equal(t, sdkDefaultBounds, dp.ExplicitBounds().AsRaw(), m.Name())
+				continue
 			}
 			for _, b := range dp.ExplicitBounds().AsRaw() {
 				assert.Less(t, b, 3600.0, "%s: bound %v is not in seconds", m.Name(), b)
 			}
+		}
+	})
+}
+
+// sdkDefaultBounds are the OpenTelemetry SDK's default histogram bounds.
+var sdkDefaultBounds = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}
+
+// TestV066BoundsOntoCommon pins what histogram_bounds: common makes of
+// otelgrpc v0.66.0's durations: seconds with the SDK's millisecond-shaped
+// default bounds, so only 5 and 10 are common bounds. Re-bucketing is
+// lossless (every count is kept) but no finer: the calls under 5 s were
+// never told apart by the library.
+func TestV066BoundsOntoCommon(t *testing.T) {
+	md, m := loadFixture(t, "otelgrpc_v0.66")
+	cfg := createDefaultConfig().(*Config)
+	cfg.HistogramBounds = BoundsCommon
+	out := process(t, cfg, md)[0]
+	s := shapes[dialect.TargetSemconv]
+	got, _ := counts(out, s.server, s, true)
+	assert.Equal(t, expected(m, true, true, false, s), got, "every call kept")
+	eachMetric(out, func(_ pcommon.InstrumentationScope, m pmetric.Metric) {
+		if m.Name() != s.server && m.Name() != s.client {
+			return
+		}
+		dps := m.Histogram().DataPoints()
+		for i := 0; i < dps.Len(); i++ {
+			dp := dps.At(i)
+			assert.Equal(t, []float64{5, 10}, dp.ExplicitBounds().AsRaw(), m.Name())
+			assert.Equal(t, []uint64{dp.Count(), 0, 0}, dp.BucketCounts().AsRaw(), "%s: every call is under 5 s", m.Name())
 		}
 	})
 }
@@ -235,4 +292,70 @@ func metricJSON(t *testing.T, m pmetric.Metric) string {
 	b, err := (&pmetric.JSONMarshaler{}).MarshalMetrics(md)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// serverErrors are the status codes the semantic conventions count as
+// server failures, for gRPC and Connect alike.
+var serverErrors = map[string]bool{
+	"UNKNOWN": true, "DEADLINE_EXCEEDED": true, "UNIMPLEMENTED": true,
+	"INTERNAL": true, "UNAVAILABLE": true, "DATA_LOSS": true,
+}
+
+// TestFixturesCanonicalAttributes checks every converted point of every
+// fixture against the stable conventions: the status under rpc.status_code
+// only, rpc.system.name as the library reported the protocol, error.type on
+// exactly the failed calls, code 1 spelt as each system spells it.
+func TestFixturesCanonicalAttributes(t *testing.T) {
+	fixtures := map[string][]string{ // the systems each fixture's points carry
+		"otelgrpc_v0.64_legacy": {"grpc"}, "otelgrpc_v0.65_unitbug": {"grpc"}, "otelgrpc_v0.66": {"grpc"},
+		"otelgrpc_v0.72": {"grpc"}, "otelgrpc_v0.72_dup": {"grpc"}, "otelgrpc_v0.72_old": {"grpc"},
+		"grpc_native": {"grpc"}, "otelgrpc_and_grpc_native": {"grpc"}, "opencensus": {"grpc"}, "grpc_prometheus": {"grpc"},
+		"otelconnect_v0.9": {"connectrpc", "grpc"}, "otelconnect_v0.12": {"connectrpc", "grpc"},
+	}
+	for name, systems := range fixtures {
+		t.Run(name, func(t *testing.T) {
+			md, _ := loadFixture(t, name)
+			out := process(t, createDefaultConfig().(*Config), md)[0]
+			seen := map[string]bool{}
+			eachMetric(out, func(_ pcommon.InstrumentationScope, m pmetric.Metric) {
+				client := m.Name() == "rpc.client.call.duration"
+				if !client && m.Name() != "rpc.server.call.duration" {
+					return
+				}
+				dps := m.Histogram().DataPoints()
+				for i := 0; i < dps.Len(); i++ {
+					attrs := dps.At(i).Attributes()
+					for _, old := range []string{"rpc.response.status_code", "rpc.system", "rpc.service", "rpc.grpc.status_code", "rpc.connect_rpc.error_code"} {
+						_, ok := attrs.Get(old)
+						assert.False(t, ok, "%s: %s left in %v", m.Name(), old, attrs.AsRaw())
+					}
+					system, _ := attrs.Get("rpc.system.name")
+					seen[system.Str()] = true
+					status, hasStatus := attrs.Get("rpc.status_code")
+					errorType, hasErrorType := attrs.Get("error.type")
+					if !hasStatus {
+						assert.False(t, hasErrorType, "%v", attrs.AsRaw())
+						continue
+					}
+					failed := status.Str() != "OK" && (client || serverErrors[status.Str()])
+					assert.Equal(t, failed, hasErrorType, "%s: error.type on %v", m.Name(), attrs.AsRaw())
+					if hasErrorType {
+						assert.Equal(t, status.Str(), errorType.Str())
+					}
+					switch status.Str() {
+					case "CANCELED":
+						assert.Equal(t, "connectrpc", system.Str(), "Connect's spelling")
+					case "CANCELLED":
+						assert.Equal(t, "grpc", system.Str(), "gRPC's spelling")
+					}
+				}
+			})
+			var got []string
+			for s := range seen {
+				got = append(got, s)
+			}
+			slices.Sort(got)
+			assert.Equal(t, systems, got)
+		})
+	}
 }

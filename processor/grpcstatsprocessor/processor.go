@@ -64,6 +64,7 @@ func newProcessor(set processor.Settings, cfg *Config, next consumer.Metrics) (*
 		Drop:         cfg.DropAttributes,
 		CommonBounds: cfg.HistogramBounds == BoundsCommon,
 		Methods:      p.guard != nil,
+		Status:       cfg.StatusAttribute.key(),
 	})
 	var sinks []dialect.Sink
 	for i, d := range cfg.precedence() {

@@ -293,8 +293,8 @@ func assertCallsOnce(t *testing.T, api promtest.API, m manifest, name, sel strin
 			}
 		}
 	}
-	got, err := api.Floats(fmt.Sprintf(`sum by (instance, rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
-		"instance", "rpc_method", "rpc_response_status_code")
+	got, err := api.Floats(fmt.Sprintf(`sum by (instance, rpc_method, rpc_status_code) (%s{%s})`, name, sel),
+		"instance", "rpc_method", "rpc_status_code")
 	require.NoError(t, err)
 	assert.Equal(t, perAgent, got, "%s per agent, method and status: Prometheus vs the agent's manifest", name)
 
@@ -304,8 +304,8 @@ func assertCallsOnce(t *testing.T, api promtest.API, m manifest, name, sel strin
 			total[k] = float64(n)
 		}
 	}
-	got, err = api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (%s{%s})`, name, sel),
-		"rpc_method", "rpc_response_status_code")
+	got, err = api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_status_code) (%s{%s})`, name, sel),
+		"rpc_method", "rpc_status_code")
 	require.NoError(t, err)
 	if !assert.Equal(t, total, got, "%s summed over agents", name) {
 		for k, want := range total {
@@ -322,8 +322,8 @@ func assertCallsOnce(t *testing.T, api promtest.API, m manifest, name, sel strin
 func assertLatency(t *testing.T, api promtest.API, m manifest, sel string) {
 	totals := m.totals()
 	for _, side := range []string{"server", "client"} {
-		sums, err := api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_response_status_code) (rpc_%s_call_duration_seconds_sum{%s})`, side, sel),
-			"rpc_method", "rpc_response_status_code")
+		sums, err := api.Floats(fmt.Sprintf(`sum by (rpc_method, rpc_status_code) (rpc_%s_call_duration_seconds_sum{%s})`, side, sel),
+			"rpc_method", "rpc_status_code")
 		require.NoError(t, err)
 		require.NotEmpty(t, sums, "%s duration sums", side)
 		for k, sum := range sums {

@@ -212,7 +212,7 @@ func checkGRPCAgents(t *testing.T, c assert.TestingT, prom *promtest.Server, m a
 		require.NoError(t, err)
 		got := map[string]float64{}
 		for _, s := range series {
-			k := seriesKey(s.Metric["instance"], s.Metric["rpc_method"], s.Metric["rpc_response_status_code"])
+			k := seriesKey(s.Metric["instance"], s.Metric["rpc_method"], s.Metric["rpc_status_code"])
 			r := summarize(s.Points)
 			_, dup := got[k]
 			assert.False(c, dup, "%s: two series for %s", side, k)

@@ -57,6 +57,12 @@ type Facts struct {
 	ServerAddress   string
 	ServerPort      int64
 	Target          string // grpc.target, when the dialect has it
+	// System is the stable rpc.system.name of the point ("grpc",
+	// "connectrpc", "dubbo", ...), "" when the dialect does not say: its
+	// handlers are gRPC's.
+	System string
+	// ErrorType is the point's own error.type, "" when it has none.
+	ErrorType string
 }
 
 // Rule converts the metrics of one dialect and concept.

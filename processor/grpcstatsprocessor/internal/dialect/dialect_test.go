@@ -43,6 +43,11 @@ func TestStatusName(t *testing.T) {
 		{pcommon.NewValueStr("DEADLINE_EXCEEDED"), "DEADLINE_EXCEEDED"},
 		{pcommon.NewValueStr("12"), "UNIMPLEMENTED"},
 		{pcommon.NewValueStr("weird"), "weird"},
+		{pcommon.NewValueStr("not_found"), "NOT_FOUND"}, // Connect's spelling (otelconnect ≤ v0.9)
+		{pcommon.NewValueStr("canceled"), "CANCELED"},   // Connect's code 1; each system's spelling is chosen later
+		{pcommon.NewValueStr("CANCELED"), "CANCELED"},
+		{pcommon.NewValueStr("ok"), "ok"},               // Connect never writes it; not a code name
+		{pcommon.NewValueStr("cancelled"), "CANCELLED"}, // the conventions' example spelling
 		{pcommon.NewValueDouble(14), "UNAVAILABLE"},
 		{pcommon.NewValueDouble(1.5), "1.5"},
 		{pcommon.NewValueBool(true), "true"},
@@ -54,19 +59,40 @@ func TestStatusName(t *testing.T) {
 }
 
 func TestSplitTarget(t *testing.T) {
-	for target, want := range map[string]struct {
-		host string
-		port int64
+	for _, tt := range []struct {
+		target string
+		host   string
+		port   int64
 	}{
-		"dns:///api.internal:443":        {"api.internal", 443},
-		"passthrough:///127.0.0.1:50051": {"127.0.0.1", 50051},
-		"localhost:8080":                 {"localhost", 8080},
-		"dns:///[::1]:9000":              {"::1", 9000},
-		"unix:///run/app.sock":           {"app.sock", 0},
+		// The examples of the semantic conventions' grpc.md (server.address).
+		{"grpc.io:50051", "grpc.io", 50051},
+		{"dns://1.2.3.4/grpc.io:50051", "grpc.io", 50051},
+		{"unix:///run/containerd/containerd.sock", "/run/containerd/containerd.sock", 0},
+		{"zk://zookeeper:2181/my-server", "zk://zookeeper:2181/my-server", 0},
+		{"ipv4:198.51.100.123:50051,198.51.100.124:50051", "ipv4:198.51.100.123:50051,198.51.100.124:50051", 0},
+		// A66's placeholder for a target it does not report.
+		{"other", "", 0},
+		{"", "", 0},
+		// More of gRPC's name syntax.
+		{"dns:///api.internal:443", "api.internal", 443},
+		{"dns:api.internal:443", "api.internal", 443},
+		{"dns:///api.internal", "api.internal", 0},
+		{"dns:///[::1]:9000", "::1", 9000},
+		{"passthrough:///127.0.0.1:50051", "127.0.0.1", 50051},
+		{"localhost:8080", "localhost", 8080},
+		{"api.internal", "api.internal", 0},
+		{"[::1]", "::1", 0},
+		{"unix:///run/x.sock", "/run/x.sock", 0},
+		{"unix:/run/x.sock", "/run/x.sock", 0},
+		{"unix:relative.sock", "relative.sock", 0},
+		{"unix-abstract:grpc", "unix-abstract:grpc", 0},
+		{"xds:///cart.shop:443", "xds:///cart.shop:443", 0},
+		{"dns://8.8.8.8", "dns://8.8.8.8", 0},
+		{"dns:///api.internal:99999", "api.internal", 0},
 	} {
-		host, port := splitTarget(target)
-		assert.Equal(t, want.host, host, target)
-		assert.Equal(t, want.port, port, target)
+		host, port := splitTarget(tt.target)
+		assert.Equal(t, tt.host, host, tt.target)
+		assert.Equal(t, tt.port, port, tt.target)
 	}
 }
 

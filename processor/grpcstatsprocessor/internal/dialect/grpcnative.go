@@ -46,18 +46,68 @@ func readGRPCNative(attrs pcommon.Map, f *Facts) {
 	}
 }
 
-// splitTarget takes the server address and port out of a channel target
-// such as "dns:///api.internal:443" or "passthrough:///10.0.0.1:50051".
+// splitTarget returns the server.address and server.port of a channel
+// target as the semantic conventions' gRPC page does (grpc.md, server.address,
+// whose examples the tests pin): host and port where the target names them —
+// no scheme (gRPC's default, dns), dns (its authority is the resolver's DNS
+// server, not the server) or passthrough — the socket path of a unix target,
+// and otherwise, when no low-cardinality server name can be read from it,
+// the entire target without a port.
+//
+//	grpc.io:50051                       grpc.io, 50051
+//	dns://1.2.3.4/grpc.io:50051         grpc.io, 50051
+//	passthrough:///127.0.0.1:50051      127.0.0.1, 50051
+//	unix:///run/containerd/containerd.sock  /run/containerd/containerd.sock, no port
+//	zk://zookeeper:2181/my-server       zk://zookeeper:2181/my-server, no port
+//	ipv4:198.51.100.123:50051,198.51.100.124:50051  the same, no port
+//
+// "other" is no target but what A66 writes for one whose scheme it does not
+// report: it gives no server.address.
 func splitTarget(target string) (string, int64) {
-	if i := strings.LastIndex(target, "/"); i >= 0 {
-		target = target[i+1:]
+	if target == "" || target == "other" {
+		return "", 0
 	}
-	host, port, err := net.SplitHostPort(target)
+	if scheme, rest, ok := strings.Cut(target, ":"); ok {
+		switch scheme {
+		case "unix": // unix:path, unix://absolute_path
+			if path := strings.TrimPrefix(rest, "//"); path != "" {
+				return path, 0
+			}
+			return target, 0
+		case "dns", "passthrough": // scheme:endpoint, scheme://authority/endpoint
+			endpoint := rest
+			if strings.HasPrefix(rest, "//") {
+				if _, endpoint, ok = strings.Cut(rest[2:], "/"); !ok {
+					return target, 0
+				}
+			}
+			return hostPort(endpoint, target)
+		}
+	}
+	if strings.Contains(target, "/") {
+		return target, 0 // another resolver's scheme://authority/endpoint
+	}
+	return hostPort(target, target)
+}
+
+// hostPort splits host[:port]; what is neither a host nor a host and port
+// is the entire target, without a port.
+func hostPort(endpoint, target string) (string, int64) {
+	host, port, err := net.SplitHostPort(endpoint)
 	if err != nil {
+		switch {
+		case strings.HasPrefix(endpoint, "[") && strings.HasSuffix(endpoint, "]"):
+			return endpoint[1 : len(endpoint)-1], 0 // an IPv6 literal without a port
+		case endpoint != "" && !strings.Contains(endpoint, ":"):
+			return endpoint, 0 // a host without a port
+		}
 		return target, 0
 	}
 	p, err := strconv.ParseInt(port, 10, 64)
-	if err != nil {
+	if err != nil || host == "" {
+		return target, 0
+	}
+	if p < 1 || p > 65535 {
 		return host, 0
 	}
 	return host, p

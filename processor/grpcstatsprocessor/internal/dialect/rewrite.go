@@ -22,6 +22,7 @@ var CommonBounds = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5, 10}
 // Writer rewrites recognised metrics into the target, in place.
 type Writer struct {
 	target  Target
+	status  StatusKey
 	drop    map[string]bool
 	common  map[float64]bool // nil: histograms keep their bounds
 	methods bool
@@ -37,11 +38,13 @@ type Options struct {
 	// Methods records the distinct methods each Rewrite writes
 	// (Rewriter.Methods), for the method guard.
 	Methods bool
+	// Status is where the semconv target writes the status code.
+	Status StatusKey
 }
 
 // NewWriter returns a writer into t.
 func NewWriter(t Target, o Options) *Writer {
-	w := &Writer{target: t, drop: map[string]bool{}, methods: o.Methods}
+	w := &Writer{target: t, status: o.Status, drop: map[string]bool{}, methods: o.Methods}
 	for _, k := range o.Drop {
 		w.drop[k] = true
 	}
@@ -60,7 +63,7 @@ type Rewriter struct {
 	w      *Writer
 	rule   *Rule
 	facts  Facts // of the current point; a local would escape through Rule.Read
-	out    [6]kv // the target attributes of the current point
+	out    [8]kv // the target attributes of the current point
 	n      int
 	remove func(string, pcommon.Value) bool // rw.removeKey, bound once
 	bounds []float64                        // re-bucketing scratch
@@ -285,13 +288,24 @@ func (rw *Rewriter) num(key string, v int64) {
 
 // attributes replaces the dialect's keys by the target's, keeping any other
 // attribute but the drop list. A target key that already holds the right
-// value is left alone: pdata allocates for every value it sets.
+// value is left alone: pdata allocates for every value it sets. A point of
+// an RPC system other than gRPC and Connect is left alone but for the
+// system key (see foreign).
 func (rw *Rewriter) attributes(attrs pcommon.Map) {
 	rw.facts = Facts{}
 	f := &rw.facts
 	rw.rule.Read(attrs, f)
-	method := rw.qualify(f)
+	if f.System == "" {
+		f.System = SystemGRPC
+	}
 	t := rw.w.target
+	if !converted(f.System) {
+		if t == TargetSemconv {
+			rw.foreign(attrs, f.System)
+		}
+		return
+	}
+	method := rw.qualify(f)
 	if f.Other {
 		method = t.Other()
 	} else if rw.w.methods && method != "" {
@@ -304,22 +318,44 @@ func (rw *Rewriter) attributes(attrs pcommon.Map) {
 			rw.str(t.MethodKey(), method)
 		}
 		if f.Status != "" && rw.rule.Concept != ServerCallStarted {
-			rw.str("grpc.status", f.Status)
+			rw.str("grpc.status", spellFor(SystemGRPC, f.Status))
 		}
 		if client && f.Target != "" {
 			rw.str("grpc.target", f.Target)
 		}
 	} else {
-		if client && f.Status != "" && f.Status != "OK" {
-			rw.str("error.type", f.Status)
+		// error.type marks the calls that failed as the conventions
+		// classify them (on the server only serverErrors), with the
+		// point's own value when it has one (an exception type, say):
+		// otelconnect v0.12 sets it on server NOT_FOUND, CANCELED, ...
+		// too, which would count those as server failures.
+		// An error.type that is the status code follows the status's
+		// spelling (otelconnect v0.12 writes CANCELED over gRPC too).
+		status := spellFor(f.System, f.Status)
+		errorType := spellFor(f.System, f.ErrorType)
+		if status != "" {
+			switch {
+			case !failed(status, client):
+				errorType = ""
+			case errorType == "":
+				errorType = status
+			}
+		}
+		if errorType != "" {
+			rw.str("error.type", errorType)
 		}
 		if method != "" {
 			rw.str(t.MethodKey(), method)
 		}
-		if f.Status != "" {
-			rw.str("rpc.response.status_code", f.Status)
+		if status != "" {
+			if rw.w.status != StatusOld {
+				rw.str(statusKeyStable, status)
+			}
+			if rw.w.status != StatusStable {
+				rw.str(statusKeyOld, status)
+			}
 		}
-		rw.str("rpc.system.name", "grpc")
+		rw.str("rpc.system.name", f.System)
 		if client && f.ServerAddress != "" {
 			rw.str("server.address", f.ServerAddress)
 		}
@@ -337,6 +373,18 @@ func (rw *Rewriter) attributes(attrs pcommon.Map) {
 			attrs.PutStr(o.key, o.str)
 		}
 	}
+}
+
+// foreign handles a point of an RPC system the processor does not convert
+// (Dubbo, JSON-RPC, ...): whose status codes it cannot read or classify.
+// Its attributes stay as they are, but for the system itself, which the
+// renamed metric carries under the stable key with the stable name
+// (rpc.system="apache_dubbo" → rpc.system.name="dubbo").
+func (rw *Rewriter) foreign(attrs pcommon.Map, system string) {
+	if v, ok := attrs.Get("rpc.system.name"); !ok || v.Type() != pcommon.ValueTypeStr || v.Str() != system {
+		attrs.PutStr("rpc.system.name", system)
+	}
+	attrs.Remove("rpc.system")
 }
 
 // removeKey removes dropped attributes, and the dialect's own keys that the

@@ -12,8 +12,8 @@ const otelgrpcScope = "go.opentelemetry.io/contrib/instrumentation/google.golang
 
 // semconvOwn are the keys current otelgrpc writes, plus the old ones that
 // its rpc/dup mode adds to the new metrics.
-var semconvOwn = keySet("rpc.method", "rpc.response.status_code", "rpc.system.name", "error.type",
-	"server.address", "server.port", "rpc.service", "rpc.system", "rpc.grpc.status_code")
+var semconvOwn = keySet("rpc.method", "rpc.status_code", "rpc.response.status_code", "rpc.system.name", "error.type",
+	"server.address", "server.port", "rpc.service", "rpc.system", "rpc.grpc.status_code", "rpc.connect_rpc.error_code")
 
 type semconv struct {
 	byName
@@ -48,9 +48,13 @@ func (s *semconv) Recognize(scope pcommon.InstrumentationScope, m pmetric.Metric
 	return r
 }
 
-// readSemconv reads both the current keys and, for rpc/dup and older
-// shapes, the legacy ones.
+// readSemconv reads the stable keys, those of semantic conventions
+// v1.39–v1.43 and, for rpc/dup and older shapes, the legacy ones. A status
+// under the stable key wins over the others. otelconnect ≤ v0.9 writes no
+// status on a Connect call that succeeded (only rpc.connect_rpc.error_code
+// on a failure): such a point's status is OK.
 func readSemconv(attrs pcommon.Map, f *Facts) {
+	stable, connectLegacy := false, false
 	for k, v := range attrs.All() {
 		switch k {
 		case "rpc.method":
@@ -61,13 +65,30 @@ func readSemconv(attrs pcommon.Map, f *Facts) {
 			}
 		case "rpc.service":
 			f.Service = scalar(v)
-		case "rpc.response.status_code", "rpc.grpc.status_code":
-			f.Status = StatusName(v)
+		case "rpc.status_code":
+			f.Status, stable = StatusName(v), true
+		case "rpc.response.status_code", "rpc.grpc.status_code", "rpc.connect_rpc.error_code":
+			if !stable {
+				f.Status = StatusName(v)
+			}
+		case "rpc.system.name":
+			f.System = SystemName(scalar(v))
+		case "rpc.system":
+			s := scalar(v)
+			connectLegacy = s == "connect_rpc"
+			if f.System == "" {
+				f.System = SystemName(s)
+			}
+		case "error.type":
+			f.ErrorType = scalar(v)
 		case "server.address", "net.peer.name":
 			f.ServerAddress = scalar(v)
 		case "server.port", "net.peer.port":
 			f.ServerPort = portOf(v)
 		}
+	}
+	if connectLegacy && f.Status == "" {
+		f.Status = "OK"
 	}
 }
 

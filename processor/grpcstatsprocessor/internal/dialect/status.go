@@ -33,6 +33,11 @@ func StatusName(v pcommon.Value) string {
 		if n, ok := grpcstatus.FromCamel(s); ok {
 			return n
 		}
+		// Connect's lower-case names (otelconnect ≤ v0.9 writes them in
+		// rpc.connect_rpc.error_code): "not_found", "canceled".
+		if u, ok := fromConnect(s); ok {
+			return u
+		}
 		// A numeric string, as some bridges write codes.
 		if len(s) <= 2 {
 			c := 0
@@ -50,6 +55,32 @@ func StatusName(v pcommon.Value) string {
 	default:
 		return scalar(v)
 	}
+}
+
+// fromConnect returns the upper-case name of a Connect error code spelt
+// in lower case ("not_found" → NOT_FOUND, "canceled" → CANCELED, and the
+// conventions' own example "cancelled" → CANCELLED), and false for any other
+// string ("ok" included: Connect has no such error code).
+func fromConnect(s string) (string, bool) {
+	if s == "" || len(s) > len("failed_precondition") {
+		return "", false
+	}
+	var buf [24]byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && c != '_' {
+			return "", false
+		}
+		buf[i] = c - ('a' - 'A')
+		if c == '_' {
+			buf[i] = '_'
+		}
+	}
+	u := string(buf[:len(s)])
+	if u == "CANCELED" || (grpcstatus.Known(u) && u != "OK") {
+		return u, true
+	}
+	return "", false
 }
 
 // scalar returns a string attribute as it is and a number or bool in its

@@ -9,12 +9,16 @@ out="$(cd "${here}/../fixtures" && pwd)"
 all=(
 	otelgrpc_v0.64_legacy
 	otelgrpc_v0.65_unitbug
+	otelgrpc_v0.66
 	otelgrpc_v0.72
 	otelgrpc_v0.72_dup
+	otelgrpc_v0.72_old
 	grpc_native
 	otelgrpc_and_grpc_native
 	opencensus
 	grpc_prometheus
+	otelconnect_v0.9
+	otelconnect_v0.12
 )
 
 if [[ $# -gt 0 ]]; then

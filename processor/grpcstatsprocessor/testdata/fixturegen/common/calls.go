@@ -43,6 +43,9 @@ type Call struct {
 	MinDurationMillis int `json:"min_duration_ms,omitempty"`
 	// Messages sent by the server per call on a streaming call.
 	ServerMessagesPerCall int `json:"server_messages_per_call,omitempty"`
+	// Protocol is the wire protocol of the calls, for variants that speak
+	// more than gRPC's ("grpc" or "connect"); empty means gRPC.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // canonicalCodeNames are the gRPC status code names as the gRPC spec and

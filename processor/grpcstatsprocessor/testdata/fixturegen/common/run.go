@@ -49,6 +49,11 @@ type Instrumentation struct {
 	// Registered, when set, is called after the test service is registered
 	// and before the server serves.
 	Registered func(*grpc.Server)
+	// Serve, when set, replaces the grpc-go server and client: it serves
+	// and calls the test service its own way (e.g. with connect-go), stops
+	// its server and client, and returns the calls made. ServerOptions,
+	// DialOptions and Registered are then unused.
+	Serve func(ctx context.Context) ([]Call, error)
 	// Flush runs once all calls are done and the test server and client are
 	// stopped. It must export exactly once to the capture server, or return
 	// the captured metrics itself (for data that does not come through OTLP).
@@ -140,7 +145,12 @@ func Run(ctx context.Context, v Variant, out string) error {
 		return fmt.Errorf("setup: %w", err)
 	}
 
-	calls, err := serveAndCall(ctx, inst)
+	var calls []Call
+	if inst.Serve != nil {
+		calls, err = inst.Serve(ctx)
+	} else {
+		calls, err = serveAndCall(ctx, inst)
+	}
 	if err != nil {
 		return err
 	}
