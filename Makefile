@@ -61,8 +61,8 @@ test: lint check-generated versions unit conformance smoke cardinality k8s-check
 
 ## versions: every component in builder-config.yaml is of one collector release (the builder's),
 ## and so is every collector module the built distro resolved (_build/go.mod); every collector
-## module go.mod and bench/go.mod require is at the version the distro resolved, so that the
-## unit tests run the code that ships
+## module go.mod, bench/go.mod and test/promparse/go.mod require is at the version the distro
+## resolved, so that the unit tests run the code that ships
 versions:
 	@# The pins first, before the build: a distro of mixed releases may not even build.
 	$(GO) test -count=1 -v -run 'TestCollectorModulesOfOneRelease/builder-config' ./test/versions
