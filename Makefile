@@ -59,9 +59,14 @@ run: $(DISTRO)
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
 test: lint check-generated versions unit conformance smoke cardinality k8s-check e2e fleet reliability image-test
 
-## versions: every collector module go.mod and bench/go.mod require is at the version the built
-## distro resolved (_build/go.mod), so that the unit tests run the code that ships
-versions: $(DISTRO)
+## versions: every component in builder-config.yaml is of one collector release (the builder's),
+## and so is every collector module the built distro resolved (_build/go.mod); every collector
+## module go.mod, bench/go.mod and test/promparse/go.mod require is at the version the distro
+## resolved, so that the unit tests run the code that ships
+versions:
+	@# The pins first, before the build: a distro of mixed releases may not even build.
+	$(GO) test -count=1 -v -run 'TestCollectorModulesOfOneRelease/builder-config' ./test/versions
+	@$(MAKE) --no-print-directory build
 	STATSGATE_DISTRO_GOMOD=$(CURDIR)/_build/go.mod $(GO) test -count=1 -v -run 'TestCollectorModules' ./test/versions
 
 unit: prometheus

@@ -110,6 +110,10 @@ func TestComponentsListsOurs(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "name: grpcstats")
 	assert.Contains(t, string(out), "name: agentprometheus")
+	// contrib's processors that drop or aggregate a data point attribute
+	// (testdata/drop-attribute.yaml) and edit resource attributes.
+	assert.Contains(t, string(out), "name: metrics_transform")
+	assert.Contains(t, string(out), "name: resource")
 }
 
 func TestGatewayServes(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
@@ -18,38 +19,57 @@ import (
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
+// TestMetricsBehindTLSAndAnAuthenticator serves /metrics and the cardinality
+// view over TLS behind bearertokenauth, the distro's authenticator: with the
+// token inline, and with tokens read from a file (as from a mounted Secret),
+// two of them as while a token is rotated.
 func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
-	const token, password = "s3cret-scrape-token", "s3cret-scrape-password"
+	const token, current, next = "s3cret-scrape-token", "s3cret-current-token", "s3cret-next-token"
 	basic := func(user, pass string) string {
 		return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
 	}
 	tests := []struct {
-		authenticator string
-		extension     map[string]any
-		secret        string
-		good          string
-		bad           []string
+		name      string
+		extension map[string]any // the bearertokenauth config
+		// tokenFile, when set, is written into the test's directory and
+		// the extension reads its tokens from there (filename) instead.
+		tokenFile string
+		secrets   []string
+		good      []string
+		bad       []string
 	}{
 		{
-			authenticator: "bearertokenauth",
-			extension:     map[string]any{"token": token},
-			secret:        token,
-			good:          "Bearer " + token,
-			bad:           []string{"", "Bearer wrong-token-value", basic("prometheus", token)},
+			name:      "token inline",
+			extension: map[string]any{"token": token},
+			secrets:   []string{token},
+			good:      []string{"Bearer " + token},
+			bad:       []string{"", "Bearer wrong-token-value", "bearer" + token, basic("prometheus", token), token},
 		},
 		{
-			authenticator: "basicauth",
-			extension:     map[string]any{"htpasswd": map[string]any{"inline": "prometheus:" + password}},
-			secret:        password,
-			good:          basic("prometheus", password),
-			bad:           []string{"", basic("prometheus", "wrong-password-value"), basic("nobody", password), "Bearer " + password},
+			name:      "tokens from a file",
+			tokenFile: current + "\n" + next + "\n",
+			secrets:   []string{current, next},
+			good:      []string{"Bearer " + current, "Bearer " + next},
+			bad:       []string{"", "Bearer wrong-token-value", "Bearer " + current + " " + next, basic("prometheus", current), "Basic " + next},
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.authenticator, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			bin := gatewaytest.Binary(t)
 			dir := t.TempDir()
 			certFile, keyFile, pool := gatewaytest.WriteCert(t, dir)
+			extension := tt.extension
+			if tt.tokenFile != "" {
+				tokens := filepath.Join(dir, "tokens")
+				require.NoError(t, os.WriteFile(tokens, []byte(tt.tokenFile), 0o600))
+				// Start waits until the file is read, so the tokens are in force
+				// once the gateway is healthy.
+				extension = map[string]any{
+					"filename":            tokens,
+					"wait_for_token_file": true,
+					"retry_on_failure":    map[string]any{"enabled": true, "max_retries": 5, "interval": "100ms"},
+				}
+			}
 			// /metrics over TLS behind the authenticator, with debug logs and
 			// the collector's own metrics on, so that a leaked secret would
 			// show up in one or the other.
@@ -57,10 +77,10 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 				Addrs: gatewaytest.FreeAddrs(t),
 				Exporter: map[string]any{
 					"tls":         map[string]any{"cert_file": certFile, "key_file": keyFile},
-					"auth":        map[string]any{"authenticator": tt.authenticator},
+					"auth":        map[string]any{"authenticator": "bearertokenauth"},
 					"cardinality": map[string]any{"enabled": true},
 				},
-				Extensions: map[string]any{tt.authenticator: tt.extension},
+				Extensions: map[string]any{"bearertokenauth": extension},
 				LogLevel:   "debug",
 			}
 			health, metrics, telemetry := c.Health, c.Metrics, c.Telemetry
@@ -102,7 +122,9 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 			}
 			// The cardinality view is served behind the same TLS and authenticator.
 			for _, path := range []string{"/metrics", "/cardinality", "/cardinality?format=json"} {
-				assert.Equal(t, http.StatusOK, get(path, tt.good), "authorised %s", path)
+				for _, auth := range tt.good {
+					assert.Equal(t, http.StatusOK, get(path, auth), "authorised %s", path)
+				}
 				for _, auth := range tt.bad {
 					assert.Equal(t, http.StatusUnauthorized, get(path, auth), "%s with Authorization %q", path, auth)
 				}
@@ -124,7 +146,11 @@ func TestMetricsBehindTLSAndAnAuthenticator(t *testing.T) {
 			require.NoError(t, err)
 			require.Contains(t, string(own), "otelcol_exporter_agentprometheus_scrapes", "the collector's own metrics count the scrapes")
 			stop()
-			for _, leak := range []string{tt.secret, "wrong-token-value", "wrong-password-value", base64.StdEncoding.EncodeToString([]byte("prometheus:" + tt.secret))} {
+			leaks := []string{"wrong-token-value"}
+			for _, secret := range tt.secrets {
+				leaks = append(leaks, secret, base64.StdEncoding.EncodeToString([]byte("prometheus:"+secret)))
+			}
+			for _, leak := range leaks {
 				assert.NotContains(t, logs.String(), leak, "a credential in the logs")
 				assert.NotContains(t, string(own), leak, "a credential in the collector's own metrics")
 			}

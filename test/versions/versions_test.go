@@ -1,10 +1,14 @@
-// Package versions checks that the unit tests run the collector code the
-// distro ships: every collector core and contrib module that go.mod (or
-// bench/go.mod) requires must be required at the version the built distro
-// resolved, as recorded in _build/go.mod.
+// Package versions checks the distro's collector versions: every component in
+// builder-config.yaml is of one collector release, and so is every collector
+// module the built distro resolved (release_test.go); and the unit tests run
+// the collector code the distro ships: every collector core and contrib
+// module that go.mod (or bench/go.mod, or test/promparse/go.mod) requires
+// must be required at the version the built distro resolved, as recorded in
+// _build/go.mod.
 //
-// It needs the built distro: `make versions` (part of `make test`) builds it
-// and sets STATSGATE_DISTRO_GOMOD.
+// The checks of the built distro need it: `make versions` (part of `make
+// test`) checks builder-config.yaml, builds the distro and sets
+// STATSGATE_DISTRO_GOMOD.
 package versions
 
 import (
@@ -66,7 +70,7 @@ func TestCollectorModulesAreTheOnesTheDistroShips(t *testing.T) {
 	distro := requirements(t, distroGoMod)
 	require.NotEmpty(t, distro, "%s requires no collector module", distroGoMod)
 
-	for _, name := range []string{"go.mod", "bench/go.mod"} {
+	for _, name := range []string{"go.mod", "bench/go.mod", "test/promparse/go.mod"} {
 		t.Run(name, func(t *testing.T) {
 			gomod := filepath.Join("..", "..", filepath.FromSlash(name))
 			ours := requirements(t, gomod)
