@@ -3,7 +3,8 @@
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
 #   make test      lint, generated code and version checks, unit tests (with -race), conformance,
 #                  then smoke, end-to-end, soak and lifecycle tests of the built distro
-#   make image     the container image (Containerfile) as an OCI archive in _build/
+#   make image     the container image (Containerfile) for linux/amd64 and linux/arm64 as an OCI archive
+#                  in _build/
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
@@ -230,29 +231,63 @@ PODMAN           := podman --root $(CONTAINERS_DIR)/root --runroot $(CONTAINERS_
 # (nofile 1048576) are refused and the container does not start.
 PODMAN_RUN_FLAGS := --network host --ulimit nofile=4096:4096 --ulimit nproc=4096:4096
 
-## image: build the container image from Containerfile, tag it $(IMAGE) and write it to
-## $(IMAGE_ARCHIVE) (OCI archive: podman load -i / docker load -i)
+IMAGE_PLATFORMS := linux/amd64 linux/arm64
+IMAGE_ARCHES    := $(patsubst linux/%,%,$(IMAGE_PLATFORMS))
+# The static binary of each platform, linux-<arch>/ beside the distro's sources in _build/.
+IMAGE_BINARIES  := $(foreach arch,$(IMAGE_ARCHES),_build/linux-$(arch)/otelcol-statsgate)
+
+## image: build the container image from Containerfile for $(IMAGE_PLATFORMS), one image per
+## platform, and write them with their manifest list (OCI image index) to $(IMAGE_ARCHIVE)
+## (OCI archive: podman load -i / docker load -i take the host's platform)
 image: $(IMAGE_ARCHIVE)
 
-# The image is FROM scratch, so nothing is pulled: the build context is the static binary,
-# the default config and the build host's CA bundle, copied into $(IMAGE_CONTEXT).
-$(IMAGE_ARCHIVE): $(DISTRO) Containerfile testdata/gateway.yaml $(wildcard $(HOST_CA_BUNDLE)) | container-tools
-	@# A binary from before the distro build was static cannot start in an image without a C library.
-	@$(GO) version -m $(DISTRO) 2>/dev/null | grep -q 'CGO_ENABLED=0' || { \
-		echo "$(DISTRO) is not a static build; rebuilding it"; rm -f $(DISTRO); $(MAKE) --no-print-directory build; }
-	rm -rf $(IMAGE_CONTEXT) && mkdir -p $(IMAGE_CONTEXT)
-	cp $(DISTRO) $(IMAGE_CONTEXT)/otelcol-statsgate
-	cp testdata/gateway.yaml $(IMAGE_CONTEXT)/config.yaml
-	cp $(HOST_CA_BUNDLE) $(IMAGE_CONTEXT)/ca-certificates.crt
-	@# chroot isolation: RUN steps fail under the default (OCI runtime) isolation on the build machines.
-	$(PODMAN) build --isolation chroot -f Containerfile -t $(IMAGE) $(IMAGE_CONTEXT)
-	@# The image this one replaced and the build's intermediate images.
-	$(PODMAN) image prune -f >/dev/null
-	$(PODMAN) save --format oci-archive -o $@.tmp $(IMAGE) && mv $@.tmp $@
+# The builder's own compile step (`go build -trimpath -ldflags="-s -w"` in _build/), once per
+# architecture, on the sources it generated for $(DISTRO). CGO_ENABLED=0: a static binary needs
+# no C library, so the image is FROM scratch and cross-compiling needs no C toolchain. For the
+# build host's architecture the result is $(DISTRO) byte for byte (and comes from Go's cache).
+_build/linux-%/otelcol-statsgate: $(DISTRO)
+	cd _build && CGO_ENABLED=0 GOOS=linux GOARCH=$* $(GO) build -trimpath -ldflags="-s -w" -o linux-$*/otelcol-statsgate .
 
-## image-test: run the image with podman: its config, user and files, OTLP in and /metrics out
+# FROM scratch: nothing is pulled and no RUN step executes, so an image for another architecture
+# needs no emulation. Each platform's build context ($(IMAGE_CONTEXT)/linux-<arch>) holds its
+# binary, the default config and the build host's CA bundle; each image is tagged
+# $(IMAGE)-linux-<arch>. The manifest list $(IMAGE) lives in the store only until it is written
+# to the archive: podman 4.3 (Debian 12) cannot list or prune a store that holds a manifest list
+# ("fetching target platform image selected from image index ... file does not exist").
+$(IMAGE_ARCHIVE): $(IMAGE_BINARIES) Containerfile testdata/gateway.yaml $(wildcard $(HOST_CA_BUNDLE)) | container-tools
+	@for arch in $(IMAGE_ARCHES); do \
+		ctx=$(IMAGE_CONTEXT)/linux-$$arch; \
+		rm -rf $$ctx && mkdir -p $$ctx && \
+		cp _build/linux-$$arch/otelcol-statsgate $$ctx/otelcol-statsgate && \
+		cp testdata/gateway.yaml $$ctx/config.yaml && \
+		cp $(HOST_CA_BUNDLE) $$ctx/ca-certificates.crt || exit 1; \
+	done
+	@# A list left by an interrupted run, or the single-platform image of an older Makefile.
+	$(PODMAN) rmi --ignore $(IMAGE)
+	@# chroot isolation: RUN steps fail under the default (OCI runtime) isolation on the build machines.
+	for arch in $(IMAGE_ARCHES); do \
+		$(PODMAN) build --isolation chroot --platform linux/$$arch -f Containerfile \
+			-t $(IMAGE)-linux-$$arch $(IMAGE_CONTEXT)/linux-$$arch || exit 1; \
+	done
+	$(PODMAN) manifest create $(IMAGE)
+	for arch in $(IMAGE_ARCHES); do \
+		$(PODMAN) manifest add $(IMAGE) containers-storage:$(IMAGE)-linux-$$arch || exit 1; \
+	done
+	@# The index, both images and their blobs; the index is named $(IMAGE) in the archive, the
+	@# name podman load gives the image of the host's platform.
+	rm -f $@.tmp
+	$(PODMAN) manifest push --all --format oci $(IMAGE) oci-archive:$@.tmp:$(IMAGE) && mv $@.tmp $@
+	$(PODMAN) manifest rm $(IMAGE)
+	@# The images these replaced and the builds' intermediate images.
+	$(PODMAN) image prune -f >/dev/null
+
+## image-test: the archive's index (both platforms, each image's binary built for its
+## architecture) and the image of the host's platform run with podman: its config,
+## user and files, OTLP in and /metrics out
 image-test: image
 	STATSGATE_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) \
+	STATSGATE_IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" \
+	STATSGATE_IMAGE_BINARIES="$(addprefix $(CURDIR)/,$(IMAGE_BINARIES))" \
 	STATSGATE_PODMAN="$(PODMAN)" \
 	STATSGATE_PODMAN_RUN_FLAGS="$(PODMAN_RUN_FLAGS)" \
 	STATSGATE_SKOPEO=$$(command -v skopeo) \

@@ -3,8 +3,13 @@
 // hold them, and the image run with podman the way the README shows, as a
 // gateway that takes OTLP and serves /metrics.
 //
+// The archive holds one image per platform of the Makefile (linux/amd64 and
+// linux/arm64) and their image index; the tests read every platform's image
+// and run the one of the host's platform.
+//
 // It needs the archive and the Makefile's podman settings: `make test` (or
 // `make image-test`) builds the image and sets STATSGATE_IMAGE_ARCHIVE,
+// STATSGATE_IMAGE_PLATFORMS, STATSGATE_IMAGE_BINARIES,
 // STATSGATE_PODMAN, STATSGATE_PODMAN_RUN_FLAGS and STATSGATE_SKOPEO. Without
 // STATSGATE_IMAGE_ARCHIVE the tests skip; with it, anything else missing is
 // a failure.
@@ -50,10 +55,12 @@ var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
 
 // settings is how the Makefile builds and runs the image.
 type settings struct {
-	archive  string   // the OCI archive of make image
-	podman   []string // podman and its global flags (project-local store, runtime)
-	runFlags []string // flags every podman run needs on the build machines
-	skopeo   string
+	archive   string   // the OCI archive of make image
+	platforms []string // os/arch of each image in the archive's index
+	binaries  []string // the binary of each platform, in the order of platforms
+	podman    []string // podman and its global flags (project-local store, runtime)
+	runFlags  []string // flags every podman run needs on the build machines
+	skopeo    string
 }
 
 func imageSettings(t *testing.T) settings {
@@ -64,6 +71,10 @@ func imageSettings(t *testing.T) settings {
 	}
 	_, err := os.Stat(s.archive)
 	require.NoError(t, err, "STATSGATE_IMAGE_ARCHIVE")
+	s.platforms = strings.Fields(os.Getenv("STATSGATE_IMAGE_PLATFORMS"))
+	require.NotEmpty(t, s.platforms, "STATSGATE_IMAGE_PLATFORMS is not set")
+	s.binaries = strings.Fields(os.Getenv("STATSGATE_IMAGE_BINARIES"))
+	require.Len(t, s.binaries, len(s.platforms), "STATSGATE_IMAGE_BINARIES: one binary per platform of STATSGATE_IMAGE_PLATFORMS")
 	s.podman = strings.Fields(os.Getenv("STATSGATE_PODMAN"))
 	require.NotEmpty(t, s.podman, "STATSGATE_PODMAN is not set")
 	s.runFlags = strings.Fields(os.Getenv("STATSGATE_PODMAN_RUN_FLAGS"))
@@ -157,9 +168,20 @@ func TestImageExposesEveryPortTheDefaultConfigOpensToOthers(t *testing.T) {
 
 func TestImageHoldsTheCABundleAndTheDefaultConfigReadOnly(t *testing.T) {
 	s := imageSettings(t)
-	files, err := imageFiles(s.archive, caBundle, defaultConfig, entrypoint)
-	require.NoError(t, err)
+	for _, platform := range s.platforms {
+		t.Run(platform, func(t *testing.T) {
+			_, arch, _ := strings.Cut(platform, "/")
+			files, err := imageFiles(s.archive, arch, caBundle, defaultConfig, entrypoint)
+			require.NoError(t, err)
+			checkFilesReadOnly(t, files)
+		})
+	}
+}
 
+// checkFilesReadOnly checks the files the Containerfile copies into the
+// image, as one platform's layers hold them.
+func checkFilesReadOnly(t *testing.T, files map[string]imageFile) {
+	t.Helper()
 	// Owned by root and not writable by anyone else: the gateway (uid 10001)
 	// can read its config and run its binary but not replace them.
 	for _, want := range []struct {

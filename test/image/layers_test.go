@@ -22,34 +22,64 @@ type imageFile struct {
 
 // ociDescriptor is the part of an OCI content descriptor the reader needs.
 type ociDescriptor struct {
-	MediaType string `json:"mediaType"`
-	Digest    string `json:"digest"`
+	MediaType string       `json:"mediaType"`
+	Digest    string       `json:"digest"`
+	Platform  *ociPlatform `json:"platform,omitempty"`
 }
 
-// imageFiles reads the regular files named in want from the image in an OCI
-// archive (the output of `podman save --format oci-archive`): index.json ->
-// manifest -> layers, applied in order. It reads the archive itself rather
-// than a container, so it sees what a registry or `docker load` would get.
+type ociPlatform struct {
+	OS           string `json:"os"`
+	Architecture string `json:"architecture"`
+}
+
+const (
+	ociIndex    = "application/vnd.oci.image.index.v1+json"
+	ociManifest = "application/vnd.oci.image.manifest.v1+json"
+)
+
+// imageFiles reads the regular files named in want from the linux/arch image
+// in an OCI archive (the output of `podman manifest push --all --format oci`):
+// index.json -> the image index (manifest list) -> the platform's manifest ->
+// layers, applied in order. It reads the archive itself rather than a
+// container, so it sees what a registry or `docker load` would get.
 // Whiteouts are not handled: an image built FROM scratch with COPY alone has
 // none, and a whiteout found is an error.
-func imageFiles(archive string, want ...string) (map[string]imageFile, error) {
+func imageFiles(archive, arch string, want ...string) (map[string]imageFile, error) {
 	blobs, err := readBlobs(archive)
 	if err != nil {
 		return nil, err
 	}
+	var top struct {
+		Manifests []ociDescriptor `json:"manifests"`
+	}
+	if err := json.Unmarshal(blobs["index.json"], &top); err != nil {
+		return nil, fmt.Errorf("index.json: %w", err)
+	}
+	if len(top.Manifests) != 1 || top.Manifests[0].MediaType != ociIndex {
+		return nil, fmt.Errorf("index.json lists %+v, want one image index", top.Manifests)
+	}
 	var index struct {
 		Manifests []ociDescriptor `json:"manifests"`
 	}
-	if err := json.Unmarshal(blobs["index.json"], &index); err != nil {
-		return nil, fmt.Errorf("index.json: %w", err)
+	if err := json.Unmarshal(blobs[blobPath(top.Manifests[0].Digest)], &index); err != nil {
+		return nil, fmt.Errorf("image index: %w", err)
 	}
-	if len(index.Manifests) != 1 {
-		return nil, fmt.Errorf("index.json lists %d manifests, want 1", len(index.Manifests))
+	var desc *ociDescriptor
+	for i, m := range index.Manifests {
+		if m.MediaType == ociManifest && m.Platform != nil && m.Platform.OS == "linux" && m.Platform.Architecture == arch {
+			if desc != nil {
+				return nil, fmt.Errorf("the image index lists linux/%s twice", arch)
+			}
+			desc = &index.Manifests[i]
+		}
+	}
+	if desc == nil {
+		return nil, fmt.Errorf("the image index has no image for linux/%s: %+v", arch, index.Manifests)
 	}
 	var manifest struct {
 		Layers []ociDescriptor `json:"layers"`
 	}
-	if err := json.Unmarshal(blobs[blobPath(index.Manifests[0].Digest)], &manifest); err != nil {
+	if err := json.Unmarshal(blobs[blobPath(desc.Digest)], &manifest); err != nil {
 		return nil, fmt.Errorf("manifest: %w", err)
 	}
 	wanted := make(map[string]bool, len(want))
