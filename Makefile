@@ -4,7 +4,7 @@
 #   make test      lint, generated code and version checks, unit tests (with -race), conformance,
 #                  then smoke, end-to-end, soak and lifecycle tests of the built distro
 #   make image     the container image (Containerfile) for linux/amd64 and linux/arm64 as an OCI archive
-#                  in _build/
+#                  in _build/, and its SBOM
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
@@ -235,11 +235,15 @@ IMAGE_PLATFORMS := linux/amd64 linux/arm64
 IMAGE_ARCHES    := $(patsubst linux/%,%,$(IMAGE_PLATFORMS))
 # The static binary of each platform, linux-<arch>/ beside the distro's sources in _build/.
 IMAGE_BINARIES  := $(foreach arch,$(IMAGE_ARCHES),_build/linux-$(arch)/otelcol-statsgate)
+IMAGE_SBOM      := _build/otelcol-statsgate.cdx.json
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+CYCLONEDX_GOMOD := $(TOOLS_DIR)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 
 ## image: build the container image from Containerfile for $(IMAGE_PLATFORMS), one image per
 ## platform, and write them with their manifest list (OCI image index) to $(IMAGE_ARCHIVE)
-## (OCI archive: podman load -i / docker load -i take the host's platform)
-image: $(IMAGE_ARCHIVE)
+## (OCI archive: podman load -i / docker load -i take the host's platform); and the SBOM of the
+## binary to $(IMAGE_SBOM) (CycloneDX JSON)
+image: $(IMAGE_ARCHIVE) $(IMAGE_SBOM)
 
 # The builder's own compile step (`go build -trimpath -ldflags="-s -w"` in _build/), once per
 # architecture, on the sources it generated for $(DISTRO). CGO_ENABLED=0: a static binary needs
@@ -281,27 +285,50 @@ $(IMAGE_ARCHIVE): $(IMAGE_BINARIES) Containerfile testdata/gateway.yaml $(wildca
 	@# The images these replaced and the builds' intermediate images.
 	$(PODMAN) image prune -f >/dev/null
 
+# The SBOM of the shipped binary from its build info (`go version -m`): the main module, every
+# module linked in with its version and go.sum hash, the build settings and the binary's hashes.
+# It is made from the linux/amd64 binary; every platform's binary links the same modules at the
+# same versions (make image-test checks it), and -short-purls leaves the architecture out of
+# the package URLs. Go records our components' module, replaced by this repository
+# (`github.com/statsgate/statsgate => ../`), as a module "../" of version (devel): jq names it
+# after the module it replaces, at the distro's version.
+$(IMAGE_SBOM): $(firstword $(IMAGE_BINARIES)) $(CYCLONEDX_GOMOD) | container-tools
+	$(CYCLONEDX_GOMOD) bin -json -short-purls -noserial -version v$(IMAGE_VERSION) \
+		-output $@.bin $(firstword $(IMAGE_BINARIES))
+	jq --arg mod github.com/statsgate/statsgate --arg ver v$(IMAGE_VERSION) '$(SBOM_LOCAL_MODULE)' $@.bin > $@.tmp
+	mv $@.tmp $@ && rm $@.bin
+
+# The "../" component renamed, and its package URL and bom-ref wherever they appear.
+SBOM_LOCAL_MODULE := walk(if type == "string" then sub("^pkg:golang/\\.\\./@\\(devel\\)"; "pkg:golang/\($$mod)@\($$ver)") else . end) | (.components[] | select(.name == "../")) |= (.name = $$mod | .version = $$ver)
+
+$(CYCLONEDX_GOMOD):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+	mv $(TOOLS_DIR)/cyclonedx-gomod $@
+
 ## image-test: the archive's index (both platforms, each image's binary built for its
-## architecture) and the image of the host's platform run with podman: its config,
+## architecture), the SBOM, and the image of the host's platform run with podman: its config,
 ## user and files, OTLP in and /metrics out
 image-test: image
 	STATSGATE_IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) \
 	STATSGATE_IMAGE_PLATFORMS="$(IMAGE_PLATFORMS)" \
+	STATSGATE_IMAGE_SBOM=$(CURDIR)/$(IMAGE_SBOM) \
 	STATSGATE_IMAGE_BINARIES="$(addprefix $(CURDIR)/,$(IMAGE_BINARIES))" \
 	STATSGATE_PODMAN="$(PODMAN)" \
 	STATSGATE_PODMAN_RUN_FLAGS="$(PODMAN_RUN_FLAGS)" \
 	STATSGATE_SKOPEO=$$(command -v skopeo) \
 	$(GO) test -count=1 -v ./test/image
 
-## container-tools: install podman, buildah, runc, skopeo and the CA bundle (Debian packages) when missing
+## container-tools: install podman, buildah, runc, skopeo, the CA bundle and jq (Debian packages) when missing
 container-tools:
 	@if ! command -v podman >/dev/null || ! command -v buildah >/dev/null || ! command -v skopeo >/dev/null || \
-		! PATH="$$PATH:/usr/sbin" command -v runc >/dev/null || [ ! -f $(HOST_CA_BUNDLE) ]; then \
+		! PATH="$$PATH:/usr/sbin" command -v runc >/dev/null || [ ! -f $(HOST_CA_BUNDLE) ] || \
+		! command -v jq >/dev/null; then \
 		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		echo "installing the Debian packages podman buildah runc skopeo ca-certificates"; \
+		echo "installing the Debian packages podman buildah runc skopeo ca-certificates jq"; \
 		$$sudo apt-get update -q && \
 		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-			podman buildah runc skopeo ca-certificates; \
+			podman buildah runc skopeo ca-certificates jq; \
 	fi
 
 FUZZTIME ?= 60s

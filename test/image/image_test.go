@@ -5,11 +5,13 @@
 //
 // The archive holds one image per platform of the Makefile (linux/amd64 and
 // linux/arm64) and their image index; the tests read every platform's image
-// and run the one of the host's platform.
+// and run the one of the host's platform. Beside the image, the SBOM of the
+// binary is checked against the builder's manifest and the binaries' build
+// info.
 //
 // It needs the archive and the Makefile's podman settings: `make test` (or
 // `make image-test`) builds the image and sets STATSGATE_IMAGE_ARCHIVE,
-// STATSGATE_IMAGE_PLATFORMS, STATSGATE_IMAGE_BINARIES,
+// STATSGATE_IMAGE_PLATFORMS, STATSGATE_IMAGE_SBOM, STATSGATE_IMAGE_BINARIES,
 // STATSGATE_PODMAN, STATSGATE_PODMAN_RUN_FLAGS and STATSGATE_SKOPEO. Without
 // STATSGATE_IMAGE_ARCHIVE the tests skip; with it, anything else missing is
 // a failure.
@@ -57,6 +59,7 @@ var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
 type settings struct {
 	archive   string   // the OCI archive of make image
 	platforms []string // os/arch of each image in the archive's index
+	sbom      string   // the CycloneDX JSON SBOM of the binary
 	binaries  []string // the binary of each platform, in the order of platforms
 	podman    []string // podman and its global flags (project-local store, runtime)
 	runFlags  []string // flags every podman run needs on the build machines
@@ -73,6 +76,8 @@ func imageSettings(t *testing.T) settings {
 	require.NoError(t, err, "STATSGATE_IMAGE_ARCHIVE")
 	s.platforms = strings.Fields(os.Getenv("STATSGATE_IMAGE_PLATFORMS"))
 	require.NotEmpty(t, s.platforms, "STATSGATE_IMAGE_PLATFORMS is not set")
+	s.sbom = os.Getenv("STATSGATE_IMAGE_SBOM")
+	require.NotEmpty(t, s.sbom, "STATSGATE_IMAGE_SBOM is not set")
 	s.binaries = strings.Fields(os.Getenv("STATSGATE_IMAGE_BINARIES"))
 	require.Len(t, s.binaries, len(s.platforms), "STATSGATE_IMAGE_BINARIES: one binary per platform of STATSGATE_IMAGE_PLATFORMS")
 	s.podman = strings.Fields(os.Getenv("STATSGATE_PODMAN"))
