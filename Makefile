@@ -139,13 +139,18 @@ e2e: $(DISTRO) $(TELEMETRYGEN) $(PROMETHEUS3) prometheus
 ## within seconds of each move. Negative controls: departures off (copies > 2) and sample
 ## timestamps off (not exact). Also the damping of agents balanced per request, and the move of
 ## one agent between two replicas, alone and in a fleet.
+## Every query of the Grafana dashboard (deploy/dashboards) must return data over the run;
+## DASHBOARD_SCREENSHOT=docs/dashboard.png plots what they returned into that file.
 ## FLEET_SETS adds --set overrides to every replica, e.g.
 ##   make fleet FLEET_SETS=exporters::agentprometheus::send_timestamps=false
+DASHBOARD_SCREENSHOT ?=
+
 fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) \
 	STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
 	STATSGATE_HAPROXY=$$(command -v haproxy) \
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
+	STATSGATE_DASHBOARD_PNG=$(if $(DASHBOARD_SCREENSHOT),$(abspath $(DASHBOARD_SCREENSHOT))) \
 	$(GO) test -count=1 -v -timeout 12m ./test/fleet
 
 ## fleet-scaling: copies per series and memory per replica for fleets of 2, 3 and 5 replicas,
