@@ -7,6 +7,7 @@
 #                  in _build/, and its SBOM
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
+#   make dashboard regenerate the fleet's Grafana dashboard, deploy/dashboards/statsgate.json
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
 #
 # Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
@@ -33,7 +34,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy dashboard check-dashboard
 
 all: test
 
@@ -55,10 +56,10 @@ $(BUILDER):
 run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
-## test: everything CI checks: lint, generated code as committed, go.mod at the distro's collector
+## test: everything CI checks: lint, generated code and the dashboard as committed, go.mod at the distro's collector
 ## versions, unit tests with the race detector, conformance with contrib's exporter, smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
-test: lint check-generated versions unit conformance smoke cardinality k8s-check e2e fleet reliability image-test
+test: lint check-generated check-dashboard versions unit conformance smoke cardinality k8s-check e2e fleet reliability image-test
 
 ## versions: every component in builder-config.yaml is of one collector release (the builder's),
 ## and so is every collector module the built distro resolved (_build/go.mod); every collector
@@ -139,13 +140,18 @@ e2e: $(DISTRO) $(TELEMETRYGEN) $(PROMETHEUS3) prometheus
 ## within seconds of each move. Negative controls: departures off (copies > 2) and sample
 ## timestamps off (not exact). Also the damping of agents balanced per request, and the move of
 ## one agent between two replicas, alone and in a fleet.
+## Every query of the Grafana dashboard (deploy/dashboards) must return data over the run;
+## DASHBOARD_SCREENSHOT=docs/dashboard.png plots what they returned into that file.
 ## FLEET_SETS adds --set overrides to every replica, e.g.
 ##   make fleet FLEET_SETS=exporters::agentprometheus::send_timestamps=false
+DASHBOARD_SCREENSHOT ?=
+
 fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) \
 	STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
 	STATSGATE_HAPROXY=$$(command -v haproxy) \
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
+	STATSGATE_DASHBOARD_PNG=$(if $(DASHBOARD_SCREENSHOT),$(abspath $(DASHBOARD_SCREENSHOT))) \
 	$(GO) test -count=1 -v -timeout 12m ./test/fleet
 
 ## fleet-scaling: copies per series and memory per replica for fleets of 2, 3 and 5 replicas,
@@ -363,6 +369,23 @@ check-generated:
 	fi; \
 	echo "make generate changed nothing"
 
+## dashboard: write deploy/dashboards/statsgate.json, the fleet's Grafana dashboard, from its
+## definition in deploy/dashboards/main.go (grafana-foundation-sdk; a module of its own keeps the
+## SDK out of the main go.mod). test/promparse parses its queries, make fleet runs them.
+dashboard:
+	cd deploy/dashboards && $(GO) run . -o statsgate.json
+
+## check-dashboard: fails when the committed statsgate.json is not what make dashboard writes
+check-dashboard:
+	@before=$$(sha256sum deploy/dashboards/statsgate.json); \
+	$(MAKE) --no-print-directory dashboard || exit 1; \
+	if [ "$$before" != "$$(sha256sum deploy/dashboards/statsgate.json)" ]; then \
+		echo "make dashboard changed deploy/dashboards/statsgate.json; run it and commit its output:"; \
+		git --no-pager diff --stat -- deploy/dashboards/statsgate.json; \
+		exit 1; \
+	fi; \
+	echo "make dashboard changed nothing"
+
 ## lint: gofmt and go vet
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -371,6 +394,7 @@ lint:
 	cd bench/conformance/contrib && $(GO) vet ./...
 	cd deploy/kubernetes/check && $(GO) vet ./...
 	cd test/promparse && $(GO) vet ./...
+	cd deploy/dashboards && $(GO) vet ./...
 
 ## bench: ours vs contrib side by side (go test -bench, benchstat), regenerates BENCHMARKS.md
 ## and docs/scrape-time.svg; QUICK=1 for a short run (10k/100k, count 2)

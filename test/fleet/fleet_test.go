@@ -107,6 +107,9 @@ type scenario struct {
 	short bool
 }
 
+// telemetryJob is Prometheus's job scraping the replicas' own telemetry.
+const telemetryJob = "statsgate-telemetry"
+
 // Job names of the agents (their service.name).
 const (
 	jobGRPCCumulative = "fleet-grpc-cumulative"
@@ -157,12 +160,15 @@ func runFleet(t *testing.T, tl tools, sc scenario) *fleetRun {
 	lb := startHAProxy(t, tl.haproxy, dir, run.replicas)
 	run.lb = lb
 	targets := make([]string, len(run.replicas))
+	telemetry := make([]string, len(run.replicas))
 	for i, r := range run.replicas {
 		targets[i] = fmt.Sprintf("%q", r.metrics)
+		telemetry[i] = fmt.Sprintf("%q", r.telemetry)
 	}
 	// Every replica scraped on its own, as a pod or target list would have
 	// it; honor_labels keeps the agents' job and instance. Debug logging
-	// names each sample refused as out of order.
+	// names each sample refused as out of order. The replicas' own
+	// telemetry is a job of its own, for the dashboard's panels.
 	run.prom = promtest.Start(t, dir, "prometheus", tl.prometheus, fmt.Sprintf(`global:
   scrape_interval: %v
   scrape_timeout: %v
@@ -171,7 +177,10 @@ scrape_configs:
     honor_labels: true
     static_configs:
       - targets: [%s]
-`, scrapeInterval, scrapeInterval, strings.Join(targets, ", ")), "--query.lookback-delta="+lookback.String(), "--log.level=debug")
+  - job_name: %s
+    static_configs:
+      - targets: [%s]
+`, scrapeInterval, scrapeInterval, strings.Join(targets, ", "), telemetryJob, strings.Join(telemetry, ", ")), "--query.lookback-delta="+lookback.String(), "--log.level=debug")
 	stopReplicasBeforePrometheus(t, run.replicas)
 	run.prom.WaitUp(t, "statsgate", replicaCount, 30*time.Second)
 
@@ -362,6 +371,10 @@ func TestFleet(t *testing.T) {
 	tl := requireTools(t, true)
 	run := runFleet(t, tl, scenario{departure: true})
 	run.report(t, "departure on")
+
+	t.Run("every query of the Grafana dashboard returns data", func(t *testing.T) {
+		checkDashboard(t, run)
+	})
 
 	t.Run("the scenario happened", func(t *testing.T) {
 		for _, g := range run.groups {

@@ -354,3 +354,45 @@ func (a API) Exemplars(query string, start, end time.Time) ([]ExemplarSeries, er
 	sort.Slice(out, func(i, j int) bool { return labelString(out[i].Metric) < labelString(out[j].Metric) })
 	return out, nil
 }
+
+// Range runs a range query from start to end, a sample every step, and
+// returns its series, points oldest first (NaN values included: a
+// histogram_quantile over no observations).
+func (a API) Range(q string, start, end time.Time, step time.Duration) ([]Series, error) {
+	var d struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][]any           `json:"values"`
+		} `json:"result"`
+	}
+	unix := func(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }
+	params := url.Values{"query": {q}, "start": {unix(start)}, "end": {unix(end)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
+	if err := a.get("/api/v1/query_range", params, &d); err != nil {
+		return nil, err
+	}
+	if d.ResultType != "matrix" {
+		return nil, fmt.Errorf("query %q: result type %q, want matrix", q, d.ResultType)
+	}
+	out := make([]Series, 0, len(d.Result))
+	for _, r := range d.Result {
+		s := Series{Metric: r.Metric, Points: make([]Point, 0, len(r.Values))}
+		for _, pair := range r.Values {
+			if len(pair) != 2 {
+				return nil, fmt.Errorf("query %q: sample %v", q, pair)
+			}
+			ts, err := parseTime(pair[0])
+			if err != nil {
+				return nil, err
+			}
+			v, err := parseValue(pair[1])
+			if err != nil {
+				return nil, err
+			}
+			s.Points = append(s.Points, Point{T: ts, V: v})
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return labelString(out[i].Metric) < labelString(out[j].Metric) })
+	return out, nil
+}
