@@ -6,6 +6,7 @@
 #   make image     the container image (Containerfile) for linux/amd64 and linux/arm64 as an OCI archive
 #                  in _build/, and its SBOM
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
+#   make rules-test the alert rules checked by promtool and run against their unit tests (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #   make dashboard regenerate the fleet's Grafana dashboard, deploy/dashboards/statsgate.json
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
@@ -34,7 +35,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy dashboard check-dashboard
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
 
 all: test
 
@@ -59,7 +60,7 @@ run: $(DISTRO)
 ## test: everything CI checks: lint, generated code and the dashboard as committed, go.mod at the distro's collector
 ## versions, unit tests with the race detector, conformance with contrib's exporter, smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
-test: lint check-generated check-dashboard versions unit conformance smoke cardinality k8s-check e2e fleet reliability image-test
+test: lint check-generated check-dashboard versions unit conformance smoke cardinality k8s-check rules-test e2e fleet reliability image-test
 
 ## versions: every component in builder-config.yaml is of one collector release (the builder's),
 ## and so is every collector module the built distro resolved (_build/go.mod); every collector
@@ -97,6 +98,18 @@ smoke: $(DISTRO)
 k8s-check: $(DISTRO) $(PROMTOOL_K8S)
 	cd deploy/kubernetes/check && STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_PROMTOOL=$(PROMTOOL_K8S) \
 		$(GO) test -count=1 -v ./...
+
+RULES      := deploy/kubernetes/prometheus/statsgate.rules.yaml
+RULES_TEST := deploy/kubernetes/prometheus/statsgate.rules.test.yaml
+
+## rules-test: the alert rules (deploy/kubernetes/prometheus/statsgate.rules.yaml) checked and
+## linted by promtool, then their unit tests: each alert fires on one series history, with its
+## labels and annotations, and stays silent on another. make k8s-check also requires the
+## prometheus-operator overlay's PrometheusRule to be generated from the same file, and shows
+## that each alert's test fails when its expression is broken.
+rules-test: $(PROMTOOL_K8S)
+	$(PROMTOOL_K8S) check rules --lint=all --lint-fatal $(RULES)
+	$(PROMTOOL_K8S) test rules $(RULES_TEST)
 
 # promtool of Prometheus 3 with Kubernetes discovery, which the scrape config uses: Debian's
 # promtool 2.42 is built without it. The other discovery plugins are left out: one of them

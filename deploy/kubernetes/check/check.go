@@ -160,6 +160,12 @@ func Check(s *Set, readme []byte) error {
 	for _, pm := range s.PodMonitors {
 		add("PodMonitor "+pm.Name, checkPodMonitor(pm, g))
 	}
+	if len(s.NetworkPolicies) == 0 {
+		errs = append(errs, errors.New("no NetworkPolicy: the collector's own metrics (port telemetry) have no authentication"))
+	}
+	for _, np := range s.NetworkPolicies {
+		add("NetworkPolicy "+np.Name, checkNetworkPolicy(np, g))
+	}
 	for _, sec := range s.Secrets {
 		if len(sec.Data) > 0 || len(sec.StringData) > 0 {
 			errs = append(errs, fmt.Errorf("Secret %s carries a value: secrets are created in the cluster, never committed", sec.Name))
@@ -208,6 +214,15 @@ func checkDeployment(s *Set, g *Gateway) error {
 		case cp.ContainerPort != port:
 			fail("container port %q is %d but the collector listens on %d (%s)", l.PortName, cp.ContainerPort, port, strings.Join(l.Path, "::"))
 		}
+	}
+
+	// The collector's own metrics, scraped on the pod's IP.
+	if port, err := g.Collector.TelemetryPort(); err != nil {
+		errs = append(errs, fmt.Errorf("collector config: %w", err))
+	} else if cp, ok := namedPort(c, TelemetryPortName); !ok {
+		fail("no container port named %q (the collector serves its own metrics on %d)", TelemetryPortName, port)
+	} else if cp.ContainerPort != port {
+		fail("container port %q is %d but the collector serves its own metrics on %d", TelemetryPortName, cp.ContainerPort, port)
 	}
 
 	// Probes: on health_check's port.
@@ -440,6 +455,10 @@ func checkPodMonitor(pm *monitoringv1.PodMonitor, g *Gateway) error {
 	if err != nil {
 		return err
 	}
+	telemetry, err := g.Collector.TelemetryPort()
+	if err != nil {
+		return err
+	}
 	token, tokenErr := g.ScrapeToken()
 	for i, ep := range pm.Spec.PodMetricsEndpoints {
 		at := fmt.Sprintf("podMetricsEndpoints[%d]", i)
@@ -453,10 +472,26 @@ func checkPodMonitor(pm *monitoringv1.PodMonitor, g *Gateway) error {
 			fail("%s: no port", at)
 			continue
 		}
-		if cp, ok := containerPort(g.Container, ref); !ok {
+		cp, ok := containerPort(g.Container, ref)
+		switch {
+		case !ok:
 			fail("%s: port %s is not a container port of the pod", at, ref.String())
-		} else if cp.ContainerPort != metrics {
-			fail("%s: port %s (%d) is not the exporter's (%d)", at, ref.String(), cp.ContainerPort, metrics)
+			continue
+		case cp.ContainerPort == telemetry:
+			// The collector's own metrics: the job the alert rules read.
+			if job := podMonitorJob(ep); job != TelemetryJob {
+				fail("%s: the collector's own metrics must be scraped as job %q (the alert rules select it), not %q", at, TelemetryJob, job)
+			}
+			if strings.ToLower(ep.Scheme.String()) == "https" {
+				fail("%s: scheme https, but the collector serves its own metrics over plain HTTP", at)
+			}
+			continue
+		case cp.ContainerPort != metrics:
+			fail("%s: port %s (%d) is neither the exporter's (%d) nor the collector's own metrics' (%d)", at, ref.String(), cp.ContainerPort, metrics, telemetry)
+			continue
+		}
+		if job := podMonitorJob(ep); job != MetricsJob {
+			fail("%s: the agents' metrics must be scraped as job %q (the alert rules select up{job=%q}), not %q", at, MetricsJob, MetricsJob, job)
 		}
 		if !ep.HonorLabels {
 			fail("%s: honorLabels must be true, or every series takes the gateway pod's job and instance instead of its agent's", at)
@@ -491,6 +526,26 @@ func checkPodMonitor(pm *monitoringv1.PodMonitor, g *Gateway) error {
 	return errors.Join(errs...)
 }
 
+// The scrape jobs the alert rules (prometheus/statsgate.rules.yaml) select: the
+// agents' metrics (up, scrape_samples_scraped) and the collector's own.
+const (
+	MetricsJob   = "statsgate"
+	TelemetryJob = "statsgate-telemetry"
+)
+
+// podMonitorJob is the job label prometheus-operator gives an endpoint's targets:
+// <namespace>/<name> unless a relabeling replaces it (jobLabel is not used here).
+func podMonitorJob(ep monitoringv1.PodMetricsEndpoint) string {
+	job := "<namespace>/<PodMonitor name>"
+	for _, r := range ep.RelabelConfigs {
+		action := strings.ToLower(r.Action)
+		if (action == "" || action == "replace") && r.TargetLabel == "job" && len(r.SourceLabels) == 0 && r.Replacement != nil {
+			job = *r.Replacement
+		}
+	}
+	return job
+}
+
 // checkNamespaces: every namespaced object lands in the Deployment's namespace.
 func checkNamespaces(s *Set, ns string) error {
 	var errs []error
@@ -519,6 +574,12 @@ func checkNamespaces(s *Set, ns string) error {
 	}
 	for _, o := range s.PodMonitors {
 		check("PodMonitor", o)
+	}
+	for _, o := range s.PrometheusRules {
+		check("PrometheusRule", o)
+	}
+	for _, o := range s.NetworkPolicies {
+		check("NetworkPolicy", o)
 	}
 	if ns == "" {
 		errs = append(errs, errors.New("the Deployment has no namespace; set one in the kustomization"))

@@ -414,3 +414,57 @@ func ParseGoMemLimit(s string) (int64, error) {
 	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40}[m[2]]
 	return n << shift, nil
 }
+
+// TelemetryPortName is the container port the collector's own metrics are
+// declared as, and scraped on (the job and PodMonitor statsgate-telemetry).
+const TelemetryPortName = "telemetry"
+
+// TelemetryPort returns the port the collector serves its own metrics on
+// (service::telemetry::metrics::readers[*]::pull::exporter::prometheus), failing
+// when there is no such reader or it listens on loopback only: Prometheus reaches
+// it on the pod's IP.
+func (c *Collector) TelemetryPort() (int32, error) {
+	const where = "service::telemetry::metrics::readers"
+	node := any(c.tree)
+	for _, key := range []string{"service", "telemetry", "metrics", "readers"} {
+		m, ok := node.(map[string]any)
+		if !ok {
+			node = nil
+			break
+		}
+		node = m[key]
+	}
+	readers, _ := node.([]any)
+	for i, r := range readers {
+		at := fmt.Sprintf("%s[%d]::pull::exporter::prometheus", where, i)
+		prom, ok := dig(r, "pull", "exporter", "prometheus").(map[string]any)
+		if !ok {
+			continue
+		}
+		host := "localhost" // the collector's default
+		if prom["host"] != nil {
+			var err error
+			if host, err = c.resolve(at+"::host", prom["host"]); err != nil {
+				return 0, err
+			}
+		}
+		port, err := c.resolve(at+"::port", prom["port"])
+		if err != nil {
+			return 0, err
+		}
+		return reachablePort(at, net.JoinHostPort(host, port), fmt.Sprintf("container port %q", TelemetryPortName))
+	}
+	return 0, fmt.Errorf("%s: no pull reader with a prometheus exporter; the collector's own metrics are not served", where)
+}
+
+// dig follows keys through nested maps; nil when one is missing.
+func dig(node any, keys ...string) any {
+	for _, key := range keys {
+		m, ok := node.(map[string]any)
+		if !ok {
+			return nil
+		}
+		node = m[key]
+	}
+	return node
+}

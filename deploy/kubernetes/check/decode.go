@@ -17,6 +17,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -37,6 +38,8 @@ var kinds = map[typeKey]func() any{
 	{"policy/v1", "PodDisruptionBudget"}:                 func() any { return &policyv1.PodDisruptionBudget{} },
 	{"autoscaling/v2", "HorizontalPodAutoscaler"}:        func() any { return &autoscalingv2.HorizontalPodAutoscaler{} },
 	{"monitoring.coreos.com/v1", "PodMonitor"}:           func() any { return &monitoringv1.PodMonitor{} },
+	{"monitoring.coreos.com/v1", "PrometheusRule"}:       func() any { return &monitoringv1.PrometheusRule{} },
+	{"networking.k8s.io/v1", "NetworkPolicy"}:            func() any { return &networkingv1.NetworkPolicy{} },
 	{"kustomize.config.k8s.io/v1beta1", "Kustomization"}: func() any { return &kusttypes.Kustomization{} },
 }
 
@@ -147,6 +150,8 @@ type Set struct {
 	PDBs            []*policyv1.PodDisruptionBudget
 	HPAs            []*autoscalingv2.HorizontalPodAutoscaler
 	PodMonitors     []*monitoringv1.PodMonitor
+	PrometheusRules []*monitoringv1.PrometheusRule
+	NetworkPolicies []*networkingv1.NetworkPolicy
 	Other           []Object
 }
 
@@ -171,6 +176,10 @@ func (s *Set) Add(obj Object) {
 		s.HPAs = append(s.HPAs, v)
 	case *monitoringv1.PodMonitor:
 		s.PodMonitors = append(s.PodMonitors, v)
+	case *monitoringv1.PrometheusRule:
+		s.PrometheusRules = append(s.PrometheusRules, v)
+	case *networkingv1.NetworkPolicy:
+		s.NetworkPolicies = append(s.NetworkPolicies, v)
 	default:
 		s.Other = append(s.Other, obj)
 	}

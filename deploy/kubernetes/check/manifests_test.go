@@ -118,7 +118,9 @@ func TestRawFilesDecodeStrictly(t *testing.T) {
 		if d.IsDir() || !(strings.HasSuffix(path, ".yaml") || strings.HasSuffix(path, ".yml")) {
 			return nil
 		}
-		if generated[path] || path == scrapeConfigFile {
+		// The scrape config and the rules files are Prometheus's, not Kubernetes objects:
+		// TestScrapeConfig, TestRules and TestRulesPromtool check them.
+		if generated[path] || path == scrapeConfigFile || path == rulesFile || path == rulesTestFile {
 			return nil
 		}
 		t.Run(name(path), func(t *testing.T) {
@@ -161,10 +163,20 @@ func TestRenderedManifests(t *testing.T) {
 	}
 }
 
-func TestPrometheusOperatorOverlayHasPodMonitor(t *testing.T) {
+// The operator overlay scrapes both the agents' metrics and the collector's own.
+func TestPrometheusOperatorOverlayHasPodMonitors(t *testing.T) {
 	_, set, _ := render(t, filepath.Join(root, "overlays", "prometheus-operator"))
-	if len(set.PodMonitors) != 1 {
-		t.Fatalf("want one PodMonitor, found %d", len(set.PodMonitors))
+	var ports []string
+	for _, pm := range set.PodMonitors {
+		for _, ep := range pm.Spec.PodMetricsEndpoints {
+			if ep.Port != nil {
+				ports = append(ports, *ep.Port)
+			}
+		}
+	}
+	slices.Sort(ports)
+	if want := []string{"metrics", TelemetryPortName}; !slices.Equal(ports, want) {
+		t.Fatalf("the PodMonitors scrape ports %v, want %v", ports, want)
 	}
 }
 
@@ -367,7 +379,23 @@ func TestBrokenManifestsFail(t *testing.T) {
 		{"key secret not in the README", base, "secretName: statsgate-fleet-key", "secretName: statsgate-gossip-key", "the gateway reads the Secret statsgate-gossip-key (key \"key\"), but no `kubectl -n statsgate create secret generic statsgate-gossip-key"},
 		{"key item not in the README", base, "          - key: key\n            path: key\n", "          - key: aes\n            path: key\n", "the gateway reads the Secret statsgate-fleet-key (key \"aes\")"},
 		{"scrape token not in the README", base, "              key: token\n", "              key: bearer\n", "the gateway reads the Secret statsgate-scrape-token (key \"bearer\")"},
-		{"podmonitor port name", operator, "port: metrics\n    scheme: http", "port: metric\n    scheme: http", "port metric is not a container port"},
+		{"podmonitor port name", operator, "port: metrics\n    relabelings:", "port: metric\n    relabelings:", "port metric is not a container port"},
+		{"podmonitor with another job", operator, "replacement: statsgate\n", "replacement: gateway\n", `the agents' metrics must be scraped as job "statsgate"`},
+		{"podmonitor without a job", operator, "    relabelings:\n    - action: replace\n      replacement: statsgate\n      targetLabel: job\n", "", `not "<namespace>/<PodMonitor name>"`},
+		{"telemetry podmonitor with another job", operator, "replacement: statsgate-telemetry", "replacement: otelcol", `the collector's own metrics must be scraped as job "statsgate-telemetry"`},
+		{"telemetry podmonitor on another port", operator, "port: telemetry\n    relabelings:", "port: health\n    relabelings:", "port health (13133) is neither the exporter's (9464) nor the collector's own metrics' (8888)"},
+		{"telemetry on localhost", base, "host: 0.0.0.0\n", "host: localhost\n", `service::telemetry::metrics::readers[0]::pull::exporter::prometheus: "localhost:8888" listens on localhost only`},
+		{"telemetry port moved", base, "port: 8888\n", "port: 18888\n", `container port "telemetry" is 8888 but the collector serves its own metrics on 18888`},
+		{"telemetry port not declared", base, "        - containerPort: 8888\n          name: telemetry\n          protocol: TCP\n", "", `no container port named "telemetry"`},
+		{"no network policy", base, "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\n", "apiVersion: networking.k8s.io/v1\nkind: NetworkPolicyy\n", "not a kind this check knows"},
+		{"network policy selects other pods", base, "      protocol: UDP\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/component: gateway\n", "      protocol: UDP\n  podSelector:\n    matchLabels:\n      app.kubernetes.io/component: agent\n", "NetworkPolicy statsgate: podSelector"},
+		{"network policy egress only", base, "  policyTypes:\n  - Ingress\n", "  policyTypes:\n  - Egress\n", "without Ingress the policy restricts nothing"},
+		{"telemetry from anywhere", base, "  - from:\n    - namespaceSelector:\n        matchLabels:\n          kubernetes.io/metadata.name: monitoring\n", "  - from: []\n", "port telemetry (8888/TCP): admitted from anywhere"},
+		{"telemetry from every namespace", base, "    - namespaceSelector:\n        matchLabels:\n          kubernetes.io/metadata.name: monitoring\n", "    - namespaceSelector: {}\n", "port telemetry (8888/TCP): admitted from every namespace"},
+		{"telemetry from an address block", base, "    - namespaceSelector:\n        matchLabels:\n          kubernetes.io/metadata.name: monitoring\n", "    - ipBlock:\n        cidr: 0.0.0.0/0\n", "port metrics (9464/TCP): admitted from ipBlock 0.0.0.0/0"},
+		{"prometheus not admitted", base, "    - port: telemetry\n      protocol: TCP\n", "    - port: telemetry\n      protocol: UDP\n", "ingress[1].ports[1]: telemetry/UDP is not a container port"},
+		{"otlp not admitted", base, "  - ports:\n    - port: otlp-grpc\n", "  - ports:\n    - port: otlp-grpcs\n", "port otlp-grpc (4317/TCP): agents in any namespace push OTLP"},
+		{"gossip from every pod", base, "  - from:\n    - podSelector:\n        matchLabels:\n          app.kubernetes.io/component: gateway\n          app.kubernetes.io/name: statsgate\n    ports:\n    - port: gossip-tcp\n", "  - ports:\n    - port: gossip-tcp\n", "port gossip-tcp (7946/TCP): the replicas must reach each other's gossip port"},
 		{"podmonitor without honorLabels", operator, "honorLabels: true", "honorLabels: false", "honorLabels must be true"},
 		{"podmonitor with another secret", operator, "name: statsgate-scrape-token\n", "name: scrape-token\n", "must authenticate with the Secret key"},
 		{"podmonitor in another namespace", operator, "  namespace: statsgate\nspec:\n  podMetricsEndpoints:", "  namespace: monitoring\nspec:\n  podMetricsEndpoints:", `PodMonitor statsgate is in namespace "monitoring"`},
@@ -430,7 +458,12 @@ func TestBrokenScrapeConfigFails(t *testing.T) {
 	_, _, g := render(t, filepath.Join(root, "base"))
 	tests := []struct{ name, from, to, want string }{
 		{"wrong port name", "regex: metrics\n", "regex: metric\n", "keep the gateway's container ports []"},
-		{"every port", "regex: metrics\n", "regex: .*\n", "keep the gateway's container ports [otlp-grpc otlp-http metrics health gossip-tcp gossip-udp]"},
+		{"every port", "regex: metrics\n", "regex: .*\n", "keep the gateway's container ports [otlp-grpc otlp-http metrics health telemetry gossip-tcp gossip-udp]"},
+		{"metrics job renamed", "job_name: statsgate\n", "job_name: gateway\n", `scrapes the agents' metrics as job "gateway"`},
+		{"telemetry job renamed", "job_name: statsgate-telemetry", "job_name: otelcol", `scrapes the collector's own metrics as job "otelcol"`},
+		{"telemetry job scrapes the agents' metrics", "regex: telemetry\n", "regex: metrics\n", `scrapes the agents' metrics as job "statsgate-telemetry"`},
+		{"telemetry of any pod", "regex: statsgate;gateway\n        action: keep\n      - source_labels: [__meta_kubernetes_pod_container_port_name]\n        regex: telemetry", "regex: .*\n        action: keep\n      - source_labels: [__meta_kubernetes_pod_container_port_name]\n        regex: telemetry", `keep port "telemetry" of any pod in the namespace`},
+		{"telemetry over https", "scheme: http\n    metrics_path: /metrics\n    relabel_configs:\n      - source_labels:\n          - __meta_kubernetes_pod_label_app_kubernetes_io_name\n          - __meta_kubernetes_pod_label_app_kubernetes_io_component\n        regex: statsgate;gateway\n        action: keep\n      - source_labels: [__meta_kubernetes_pod_container_port_name]\n        regex: telemetry", "scheme: https\n    metrics_path: /metrics\n    relabel_configs:\n      - source_labels:\n          - __meta_kubernetes_pod_label_app_kubernetes_io_name\n          - __meta_kubernetes_pod_label_app_kubernetes_io_component\n        regex: statsgate;gateway\n        action: keep\n      - source_labels: [__meta_kubernetes_pod_container_port_name]\n        regex: telemetry", "job statsgate-telemetry: scheme https"},
 		{"any pod", "regex: statsgate;gateway", "regex: .*", "of any pod in the namespace"},
 		{"other namespace", "names: [statsgate]", "names: [monitoring]", "discovers namespaces [monitoring]"},
 		{"no honor_labels", "honor_labels: true", "honor_labels: false", "honor_labels must be true"},
@@ -510,6 +543,7 @@ func newLocalConfig(t *testing.T, g *Gateway, keyFile string, peers ...string) l
 		config = mutate(t, config, "0.0.0.0:"+from, "127.0.0.1:"+ports[from])
 	}
 	ports["8888"] = freePort(t)
+	config = mutate(t, config, "host: 0.0.0.0\n", "host: 127.0.0.1\n")
 	config = mutate(t, config, "port: 8888", "port: "+ports["8888"])
 
 	f, err := g.Collector.Fleet()

@@ -56,10 +56,73 @@ func CheckScrapeConfig(data []byte, g *Gateway) error {
 		return errors.New("no scrape_configs")
 	}
 	var errs []error
+	jobs := map[string]bool{}
 	for _, sc := range cfg.ScrapeConfigs {
-		if err := checkScrapeJob(sc, g); err != nil {
+		jobs[sc.JobName] = true
+		var err error
+		if keepsOnly(sc, g, TelemetryPortName) {
+			err = checkTelemetryJob(sc, g)
+		} else {
+			err = checkScrapeJob(sc, g)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("job %s: %w", sc.JobName, err))
 		}
+	}
+	for _, job := range []string{MetricsJob, TelemetryJob} {
+		if !jobs[job] {
+			errs = append(errs, fmt.Errorf("no job %s: the alert rules (statsgate.rules.yaml) select it", job))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// keepsOnly tells whether the job's relabeling keeps the gateway's container port
+// named port and no other.
+func keepsOnly(sc PromScrapeConfig, g *Gateway, port string) bool {
+	kept, err := keptPorts(sc, g)
+	return err == nil && len(kept) == 1 && kept[0] == port
+}
+
+// keptPorts runs the job's relabeling on the gateway's pod: one target per
+// container port; it returns the names of the ports kept.
+func keptPorts(sc PromScrapeConfig, g *Gateway) ([]string, error) {
+	d := g.Deployment
+	var kept []string
+	for _, p := range g.Container.Ports {
+		keep, err := relabelKeeps(sc.RelabelConfigs, podMeta(d.Namespace, d.Spec.Template.Labels, g.Container.Name, p))
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			kept = append(kept, p.Name)
+		}
+	}
+	return kept, nil
+}
+
+// checkTelemetryJob checks the job that scrapes the collector's own metrics: its
+// name (the alert rules select it), discovery of the gateway's pods, and its port
+// only, of the gateway's pods only.
+func checkTelemetryJob(sc PromScrapeConfig, g *Gateway) error {
+	var errs []error
+	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	d := g.Deployment
+	if sc.JobName != TelemetryJob {
+		fail("scrapes the collector's own metrics as job %q; the alert rules select job %q", sc.JobName, TelemetryJob)
+	}
+	if len(sc.KubernetesSDConfigs) != 1 || sc.KubernetesSDConfigs[0].Role != "pod" {
+		fail("want one kubernetes_sd_configs entry with role pod (each pod is a target)")
+	} else if names := sc.KubernetesSDConfigs[0].Namespaces.Names; len(names) > 0 && !contains(names, d.Namespace) {
+		fail("kubernetes_sd_configs discovers namespaces %v, the gateway runs in %q", names, d.Namespace)
+	}
+	if strings.ToLower(sc.Scheme) == "https" {
+		fail("scheme https, but the collector serves its own metrics over plain HTTP")
+	}
+	telemetry, _ := namedPort(g.Container, TelemetryPortName)
+	other := map[string]string{"app.kubernetes.io/name": "something-else"}
+	if keep, _ := relabelKeeps(sc.RelabelConfigs, podMeta(d.Namespace, other, "app", telemetry)); keep {
+		fail("relabel_configs keep port %q of any pod in the namespace, not only the gateway's", telemetry.Name)
 	}
 	return errors.Join(errs...)
 }
@@ -88,17 +151,14 @@ func checkScrapeJob(sc PromScrapeConfig, g *Gateway) error {
 		fail("/metrics takes a bearer token (Secret %s): set authorization.credentials_file", token.Name)
 	}
 
+	if sc.JobName != MetricsJob {
+		fail("scrapes the agents' metrics as job %q; the alert rules select up{job=%q}", sc.JobName, MetricsJob)
+	}
 	// Relabeling, run on the gateway's pod: one target per container port.
 	metrics, _ := namedPort(g.Container, "metrics")
-	var kept []string
-	for _, p := range g.Container.Ports {
-		keep, err := relabelKeeps(sc.RelabelConfigs, podMeta(d.Namespace, d.Spec.Template.Labels, g.Container.Name, p))
-		if err != nil {
-			return errors.Join(append(errs, err)...)
-		}
-		if keep {
-			kept = append(kept, p.Name)
-		}
+	kept, err := keptPorts(sc, g)
+	if err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 	if len(kept) != 1 || kept[0] != metrics.Name {
 		fail("relabel_configs keep the gateway's container ports %v; want exactly [%s]", kept, metrics.Name)
