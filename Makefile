@@ -7,6 +7,7 @@
 #                  in _build/, and its SBOM
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
 #   make rules-test the alert rules checked by promtool and run against their unit tests (part of make test)
+#   make helm-check the Helm chart in deploy/helm/statsgate and the Operator example in deploy/operator, checked offline (part of make test)
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #   make dashboard regenerate the fleet's Grafana dashboard, deploy/dashboards/statsgate.json
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
@@ -25,6 +26,8 @@ TELEMETRYGEN         := $(TOOLS_DIR)/telemetrygen-$(TELEMETRYGEN_VERSION)
 PROMETHEUS_VERSION   := v0.316.0
 PROMTOOL_K8S         := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)
 PROMETHEUS3          := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
+HELM_VERSION         := v3.22.0
+HELM                 := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 
 DISTRO := _build/otelcol-statsgate
 CONFIG ?= testdata/gateway.yaml
@@ -35,7 +38,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
 
 all: test
 
@@ -60,7 +63,7 @@ run: $(DISTRO)
 ## test: everything CI checks: lint, generated code and the dashboard as committed, go.mod at the distro's collector
 ## versions, unit tests with the race detector, conformance with contrib's exporter, smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
-test: lint check-generated check-dashboard versions unit conformance smoke cardinality k8s-check rules-test e2e fleet reliability image-test
+test: lint check-generated check-dashboard versions unit conformance smoke cardinality k8s-check helm-check rules-test e2e fleet reliability image-test
 
 ## versions: every component in builder-config.yaml is of one collector release (the builder's),
 ## and so is every collector module the built distro resolved (_build/go.mod); every collector
@@ -98,6 +101,22 @@ smoke: $(DISTRO)
 k8s-check: $(DISTRO) $(PROMTOOL_K8S)
 	cd deploy/kubernetes/check && STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_PROMTOOL=$(PROMTOOL_K8S) \
 		$(GO) test -count=1 -v ./...
+
+## helm-check: the Helm chart deploy/helm/statsgate: helm lint and helm template on the default
+## values and every examples/*.yaml, every object decoded strictly, the checks of k8s-check on
+## each rendering, the collector config validated with the built distro, and the renderings
+## compared with kustomize's (default = base, examples/production.yaml = overlays/production,
+## examples/prometheus-operator.yaml = overlays/prometheus-operator); then the OpenTelemetry
+## Operator example deploy/operator/statsgate.yaml, decoded into the Operator's v1beta1 types
+## and compared with the base. The tests live in deploy/kubernetes/check (TestHelm*, TestOperator*).
+helm-check: $(DISTRO) $(HELM)
+	cd deploy/kubernetes/check && STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_HELM=$(HELM) \
+		$(GO) test -count=1 -v -run '^(TestHelm|TestOperator)' ./...
+
+$(HELM):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(TOOLS_DIR)/helm $@
 
 RULES      := deploy/kubernetes/prometheus/statsgate.rules.yaml
 RULES_TEST := deploy/kubernetes/prometheus/statsgate.rules.test.yaml
