@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 
+	otelv1beta1 "github.com/open-telemetry/opentelemetry-operator/apis/v1beta1"
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -41,6 +42,8 @@ var kinds = map[typeKey]func() any{
 	{"monitoring.coreos.com/v1", "PrometheusRule"}:       func() any { return &monitoringv1.PrometheusRule{} },
 	{"networking.k8s.io/v1", "NetworkPolicy"}:            func() any { return &networkingv1.NetworkPolicy{} },
 	{"kustomize.config.k8s.io/v1beta1", "Kustomization"}: func() any { return &kusttypes.Kustomization{} },
+	// deploy/operator's example, for OpenTelemetry Operator users.
+	{"opentelemetry.io/v1beta1", "OpenTelemetryCollector"}: func() any { return &otelv1beta1.OpenTelemetryCollector{} },
 }
 
 type typeKey struct{ apiVersion, kind string }

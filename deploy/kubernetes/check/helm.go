@@ -64,7 +64,7 @@ func CompareRenderings(kust, chart *Set) error {
 		}
 		errs = append(errs, compareMeta(id, k[id].meta, co.meta))
 		if !reflect.DeepEqual(k[id].spec, co.spec) {
-			fail("%s %s: differs from the kustomize rendering:\n%s", id.kind, id.name, diffYAML(k[id].spec, co.spec))
+			fail("%s %s: differs from the kustomize rendering:\n%s", id.kind, id.name, diffYAML(k[id].spec, co.spec, "chart"))
 		}
 	}
 	for _, id := range slices.SortedFunc(mapKeys(c), objectID.Compare) {
@@ -208,20 +208,21 @@ func compareMeta(id objectID, kust, chart metav1.Object) error {
 	return errors.Join(errs...)
 }
 
-// diffYAML shows two values as YAML, the lines of each that the other lacks.
-func diffYAML(want, got any) string {
+// diffYAML shows two values as YAML, the lines of each that the other lacks: want
+// is kustomize's, got is the other's (named other).
+func diffYAML(want, got any, other string) string {
 	w, _ := yaml.Marshal(want)
 	g, _ := yaml.Marshal(got)
 	wl, gl := strings.Split(string(w), "\n"), strings.Split(string(g), "\n")
 	var b strings.Builder
 	for _, l := range wl {
 		if !slices.Contains(gl, l) {
-			fmt.Fprintf(&b, "  - kustomize: %s\n", l)
+			fmt.Fprintf(&b, "  - %-10s %s\n", "kustomize:", l)
 		}
 	}
 	for _, l := range gl {
 		if !slices.Contains(wl, l) {
-			fmt.Fprintf(&b, "  + chart:     %s\n", l)
+			fmt.Fprintf(&b, "  + %-10s %s\n", other+":", l)
 		}
 	}
 	if b.Len() == 0 {
