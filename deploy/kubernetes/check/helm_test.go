@@ -227,3 +227,20 @@ func TestHelmBrokenValuesFail(t *testing.T) {
 		}
 	})
 }
+
+// The default rules' statsgate:max_series follows sizing.maxSeries: with the production
+// example's 3,000,000 the rules still agree with the gateway.
+func TestHelmRulesFollowMaxSeries(t *testing.T) {
+	helm := helmBinary(t)
+	_, set, g := renderHelm(t, helm, "-f", filepath.Join(chartDir, "examples", "production.yaml"), "--set", "prometheusRule.enabled=true")
+	if len(set.PrometheusRules) != 1 {
+		t.Fatalf("%d PrometheusRules, want 1", len(set.PrometheusRules))
+	}
+	rf := &RulesFile{Groups: set.PrometheusRules[0].Spec.Groups}
+	if n, err := rf.MaxSeries(); err != nil || n != 3000000 {
+		t.Fatalf("statsgate:max_series = %d (%v), want 3000000", n, err)
+	}
+	if err := CheckRules(rf, g, readFile(t, operatingGuide)); err != nil {
+		t.Fatal(err)
+	}
+}
