@@ -185,6 +185,8 @@ func TestHelmBrokenValuesFail(t *testing.T) {
 		want string
 	}{
 		{"another mode", []string{"mode=daemonset"}, `mode "daemonset" is not supported`},
+		{"misspelt value", []string{"replicaCunt=3"}, "additional properties 'replicaCunt' not allowed"},
+		{"misspelt nested value", []string{"podMonitor.enable=true"}, "additional properties 'enable' not allowed"},
 		{"metrics port moved", []string{"ports.metrics.containerPort=9465"}, `container port "metrics" is 9465 but the collector listens on 9464`},
 		{"no timestamps", []string{"config.exporters.agentprometheus.send_timestamps=false"}, "needs send_timestamps: true"},
 		{"less memory, same max_series", []string{"resources.limits.memory=1Gi", "resources.requests.memory=1Gi"}, "max_series (1500000)"},
