@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 
+	"github.com/go-logr/logr"
 	otelv1beta1 "github.com/open-telemetry/opentelemetry-operator/apis/v1beta1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -197,7 +198,46 @@ func CheckOperatorExample(ex *OperatorExample, base *Gateway, set *Set) error {
 	if err := yaml.Unmarshal(base.Config, &want); err != nil {
 		fail("the base's config: %v", err)
 	}
-	same("spec.config", got, want)
+	same("spec.config", emptyComponents(got), emptyComponents(want))
+	// The Operator's webhook warns about components configured as null ("use {}").
+	if nulls := otc.Spec.Config.NullObjects(); len(nulls) > 0 {
+		fail("spec.config has null objects %v: the Operator's webhook warns; write {} instead", nulls)
+	}
+
+	// What the Operator derives from the config itself, by its own parsers: the
+	// receivers' ports, the probes on health_check's endpoint, its own metrics' port.
+	if ports, err := otc.Spec.Config.GetReceiverPorts(logr.Discard()); err != nil {
+		fail("the Operator's receiver ports: %v", err)
+	} else {
+		for _, name := range []string{"otlp-grpc", "otlp-http"} {
+			cp, _ := namedPort(c, name)
+			found := false
+			for _, p := range ports {
+				found = found || p.Port == cp.ContainerPort
+			}
+			if !found {
+				fail("the Operator derives the receiver ports %v from spec.config, not %d (the base's %s)", ports, cp.ContainerPort, name)
+			}
+		}
+	}
+	health, _ := namedPort(c, "health")
+	for what, get := range map[string]func(logr.Logger) (*corev1.Probe, error){
+		"liveness": otc.Spec.Config.GetLivenessProbe, "readiness": otc.Spec.Config.GetReadinessProbe,
+	} {
+		probe, err := get(logr.Discard())
+		switch {
+		case err != nil:
+			fail("the Operator's %s probe: %v", what, err)
+		case probe == nil || probe.HTTPGet == nil:
+			fail("the Operator derives no %s probe from spec.config (health_check)", what)
+		case probe.HTTPGet.Port.IntValue() != int(health.ContainerPort):
+			fail("the Operator's %s probe is on port %s, health_check's is %d", what, probe.HTTPGet.Port.String(), health.ContainerPort)
+		}
+	}
+	telemetry, _ := namedPort(c, TelemetryPortName)
+	if _, port, err := otc.Spec.Config.Service.MetricsEndpoint(logr.Discard()); err != nil || port != telemetry.ContainerPort {
+		fail("the Operator reads the collector's own metrics at port %d (%v), the base serves them at %d", port, err, telemetry.ContainerPort)
+	}
 	for _, name := range RequiredEnv(ex.Config) {
 		if _, ok := ex.Env[name]; !ok {
 			fail("spec.config uses ${env:%s}, which spec.env does not set", name)
@@ -236,4 +276,30 @@ func CheckOperatorExample(ex *OperatorExample, base *Gateway, set *Set) error {
 	}
 	same("Service "+svc.Name+" selector", svc.Spec.Selector, operatorSelector(otc.Namespace, otc.Name))
 	return errors.Join(errs...)
+}
+
+// emptyComponents treats a component configured as null (grpcstats:) as configured
+// empty (grpcstats: {}): the collector reads both as its defaults.
+func emptyComponents(tree any) any {
+	m, ok := tree.(map[string]any)
+	if !ok {
+		return tree
+	}
+	out := map[string]any{}
+	for section, v := range m {
+		out[section] = v
+		components, ok := v.(map[string]any)
+		if !ok || section == "service" {
+			continue
+		}
+		normal := map[string]any{}
+		for name, cfg := range components {
+			if cfg == nil {
+				cfg = map[string]any{}
+			}
+			normal[name] = cfg
+		}
+		out[section] = normal
+	}
+	return out
 }

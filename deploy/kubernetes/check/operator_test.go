@@ -54,6 +54,8 @@ func TestOperatorExampleBrokenFails(t *testing.T) {
 		{"another image", "image: localhost/statsgate/otelcol-statsgate:0.1.0", "image: otel/opentelemetry-collector:0.1.0", "spec.image"},
 		{"GOMEMLIMIT drifts", `value: "1638MiB"`, `value: "1700MiB"`, "spec.env differs"},
 		{"config drifts", "metric_expiration: 5m", "metric_expiration: 10m", "spec.config differs"},
+		{"a null component", "grpcstats: {}", "grpcstats: null", "spec.config has null objects [processors.grpcstats:]"},
+		{"health_check elsewhere", "endpoint: 0.0.0.0:13133", "endpoint: 0.0.0.0:13134", "the Operator's liveness probe is on port 13134, health_check's is 13133"},
 		{"no udp gossip port", "    - name: gossip-udp\n      port: 7946\n      protocol: UDP\n  env:", "  env:", "spec.ports: no 7946/UDP"},
 		{"gossip service with a virtual IP", "  clusterIP: None\n", "", "clusterIP must be None"},
 		{"gossip service selects the base's labels", "    app.kubernetes.io/component: opentelemetry-collector\n", "    app.kubernetes.io/component: gateway\n", "selector differs"},
