@@ -3,8 +3,10 @@ package agentprometheusexporter
 import (
 	"context"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,14 +18,30 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 )
 
-// freeEndpoint returns a loopback address that nothing listens on.
+// freeEndpoint returns a loopback address that nothing listens on, TCP or
+// UDP (a fleet's gossip takes both). The port is drawn below the kernel's
+// ephemeral range (32768 and up): a port of that range, freed here, can be
+// taken by any outgoing connection (memberlist's, another package's test)
+// before the exporter binds it, while no connection and no ":0" listener
+// takes a port below it.
 func freeEndpoint(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
+	for range 100 {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(12000)))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		pc, err := net.ListenPacket("udp", addr)
+		require.NoError(t, ln.Close())
+		if err != nil {
+			continue
+		}
+		require.NoError(t, pc.Close())
+		return addr
+	}
+	t.Fatal("no free port from 20000 to 31999 on 127.0.0.1")
+	return ""
 }
 
 func newTestExporter(t *testing.T, endpoint string) exporter.Metrics {
