@@ -3,6 +3,7 @@ package fleet
 import (
 	"crypto/rand"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
@@ -143,12 +144,19 @@ func TestANodeAloneJoinsItsPeersOnceTheyAreThere(t *testing.T) {
 	waitMembers(t, 2, b, &testNode{Node: a})
 }
 
+// freeUDPAndTCPPort returns a loopback port free for both, drawn below the
+// kernel's ephemeral range (32768 and up), which outgoing connections (b's
+// joins among them) take from: such a port, freed here, could be taken
+// before a binds it.
 func freeUDPAndTCPPort(t *testing.T) int {
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", l.Addr().String())
+	for range 100 {
+		port := 20000 + mrand.IntN(12000)
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		u, err := net.ListenPacket("udp", addr)
 		l.Close()
 		if err == nil {
 			u.Close()
