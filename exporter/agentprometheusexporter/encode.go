@@ -17,6 +17,7 @@ func (e *agentPrometheusExporter) encoder(format expfmt.Format, enc contentEncod
 	write := func(w io.Writer, began int64) error {
 		opts := e.expo
 		opts.Release = e.scrapers.release(began)
+		opts.Release.Horizon = e.store.Horizon()
 		switch format.FormatType() {
 		case expfmt.TypeTextPlain:
 			if enc == encodingGzip {

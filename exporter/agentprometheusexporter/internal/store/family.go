@@ -97,7 +97,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Reso
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), family: f, Resource: res, updated: now}
+	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), family: f, Resource: res, updated: now, born: st.births.Add(1)}
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {
@@ -151,7 +151,9 @@ func (f *Family) delete(names *LabelNames, values []byte, hash uint64) bool {
 
 // remove takes series i out by moving the last series into its place. A
 // scrape walking forward in chunks can therefore miss a series that moved
-// behind it, but never writes one twice.
+// behind it, but never writes one twice: not a moved one, and not one
+// removed and created again at the end, which is born after the scrape
+// began (Release.Horizon).
 func (f *Family) remove(i int32) {
 	s := f.series[i]
 	if j, ok := f.index[s.hash]; ok && j == i {

@@ -7,9 +7,10 @@ type Series struct {
 	// shared with the other series of those names, and its own values.
 	Labels  LabelSet
 	hash    uint64
-	index   int32 // position in its family
-	member  int32 // position among its resource's members
-	removed bool  // taken out of its family; position hints must not reuse it
+	index   int32  // position in its family
+	member  int32  // position among its resource's members
+	removed bool   // taken out of its family; position hints must not reuse it
+	born    uint64 // the store's birth number of the series (Store.Horizon)
 	// Delta says that the series accumulates deltas: its value exists
 	// nowhere else until every scraper has taken it.
 	Delta    bool
@@ -86,7 +87,13 @@ const heldOffset = int64(1e6) // 1 ms, the resolution of exposition timestamps
 // Release says how far every scraper has seen the runs of deltas that began
 // on this gateway, in store clock: a run that began by Value is shown with
 // its value, one that began by Zero as its zero, a later one not at all.
-type Release struct{ Zero, Value int64 }
+// Horizon, when set, is the Store.Horizon when the scrape began: a series
+// created since is left to the next scrape, so that a series written,
+// swept and sent again during one scrape is not written twice by it.
+type Release struct {
+	Zero, Value int64
+	Horizon     uint64
+}
 
 // Shown is how a scrape shows a series.
 type Shown uint8
@@ -110,6 +117,8 @@ const (
 // refuses it once it has stored anything newer, such as the zero.
 func (s *Series) Shown(r Release) Shown {
 	switch {
+	case r.Horizon != 0 && s.born >= r.Horizon:
+		return ShowNothing
 	case s.RunStarted == 0 || s.RunStarted <= r.Value:
 		return ShowValue
 	case s.RunStarted <= r.Zero:

@@ -25,6 +25,9 @@ type Store struct {
 	claims map[string]*Family
 
 	total atomic.Int64
+	// births counts the series ever created: a series' birth number orders
+	// it against the scrapes (Release.Horizon).
+	births atomic.Uint64
 	// deltaAt and runAt are the store clock of the latest batch that
 	// accumulated deltas, and of the latest that began a run of them.
 	deltaAt, runAt atomic.Int64
@@ -48,6 +51,10 @@ func raise(a *atomic.Int64, v int64) {
 		}
 	}
 }
+
+// Horizon is the Release.Horizon of a scrape that begins now: the series
+// created from now on are left to the next scrape.
+func (st *Store) Horizon() uint64 { return st.births.Load() + 1 }
 
 // DeltasAt is the store clock of the latest batch that accumulated deltas, 0 for none.
 func (st *Store) DeltasAt() int64 { return st.deltaAt.Load() }

@@ -210,3 +210,49 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 	_, ok = st.Family("h_count", KindGauge, "", "")
 	assert.True(t, ok)
 }
+
+// A scrape walks a family forward a chunk at a time. A series it has
+// written, then swept and sent again before the walk ends, is created anew at
+// the end of the family, where the walk would reach it a second time: born
+// after the scrape began, it is left to the next scrape.
+func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
+	walk := func(horizon bool) []string {
+		st := New(1<<20, 1<<20, Claims{})
+		res := st.Resource([]byte("j\xffi"), 0)
+		f, _ := st.Family("g", KindGauge, "", "")
+		f.lock()
+		for i := range 3 {
+			upsertText(t, f, fmt.Sprintf(`i="%d"`, i), 0, res, int64(10*(i+1)))
+		}
+		f.mu.Unlock()
+
+		var r Release
+		if horizon {
+			r.Horizon = st.Horizon()
+		}
+		var written []string
+		sc := &SnapshotScratch{}
+		step := func(start int) (int, bool) {
+			sc.Reset()
+			next, more := f.AppendSnapshots(sc, r, start, 1)
+			for _, s := range sc.Snaps() {
+				written = append(written, s.Labels.Text())
+			}
+			return next, more
+		}
+		next, _ := step(0) // writes i="0"
+		// i="0" expires (the last series moves into its place) and its
+		// agent sends it again.
+		require.Equal(t, 1, st.Sweep(15))
+		f.lock()
+		_, outcome := upsertText(t, f, `i="0"`, 0, res, 40)
+		f.mu.Unlock()
+		require.Equal(t, Created, outcome)
+		for more := true; more; {
+			next, more = step(next)
+		}
+		return written
+	}
+	assert.Equal(t, []string{`i="0"`, `i="1"`, `i="0"`}, walk(false), "without the horizon the walk writes i=\"0\" twice")
+	assert.Equal(t, []string{`i="0"`, `i="1"`}, walk(true), "once; i=\"2\", moved behind the walk, is missed as before, never written twice")
+}
