@@ -64,10 +64,10 @@ func readHoldings(replicas []*replica) holdings {
 // copies is, for the agents of job, the series held summed over the
 // replicas divided by the distinct series: an agent's distinct series are
 // those of its fullest copy (every export carries all of an agent's series).
-func (h holdings) copies(job string) (float64, bool) {
+func (h holdings) copies(jobs ...string) (float64, bool) {
 	var held, distinct int64
 	for k, perReplica := range h.byAgent {
-		if j, _, _ := strings.Cut(k, "\xff"); j != job {
+		if j, _, _ := strings.Cut(k, "\xff"); !slices.Contains(jobs, j) {
 			continue
 		}
 		var most int64
@@ -144,6 +144,11 @@ func (f copiesFigure) String() string {
 }
 
 func (s *sampler) copies(job string, windows []window) copiesFigure {
+	return s.copiesOf([]string{job}, windows)
+}
+
+// copiesOf is copies for the series of several jobs together.
+func (s *sampler) copiesOf(jobs []string, windows []window) copiesFigure {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var f copiesFigure
@@ -153,7 +158,7 @@ func (s *sampler) copies(job string, windows []window) copiesFigure {
 		if !in || h.err != nil {
 			continue
 		}
-		if c, ok := h.copies(job); ok {
+		if c, ok := h.copies(jobs...); ok {
 			sum += c
 			f.max = max(f.max, c)
 			f.samples++

@@ -471,7 +471,11 @@ func TestFleetNegativeControls(t *testing.T) {
 	t.Run("departure off: every replica an agent visited holds a copy", func(t *testing.T) {
 		run := runFleet(t, tl, scenario{short: true})
 		run.report(t, "departure off")
-		f := run.sampler.copies(jobGRPCCumulative, run.steady)
+		// Over every gRPC agent (9): whether one job's 3 agents moved once or
+		// twice in the expiry window is chance (2.00 to 2.33 measured for
+		// the cumulative job alone); the copies of 9 agents are the measure.
+		f := run.sampler.copiesOf([]string{grpcService, jobGRPCCumulative, jobGRPCDelta}, run.steady)
+		t.Logf("departure off: every gRPC job: copies per series %v", f)
 		require.Positive(t, f.samples)
 		assert.Greater(t, f.mean, 2.0, "copies per series without departures: %v", f)
 		late := 0
