@@ -71,30 +71,33 @@ var contribExporterBlocks = map[string]string{
 `,
 }
 
+// pipelineWith writes a config whose metrics pipeline runs an OTLP receiver
+// into the exporter id that block (under exporters:) configures.
+func pipelineWith(t *testing.T, block, id string) string {
+	cfg := "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:4317\n" +
+		"exporters:" + block +
+		"service:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [" + id + "]\n"
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	return path
+}
+
 // Each block validates in a pipeline of the built binary.
 func TestContribExporterConfigsValidate(t *testing.T) {
 	bin := gatewaytest.Binary(t)
 	for name, block := range contribExporterBlocks {
 		t.Run(name, func(t *testing.T) {
 			id := strings.TrimSuffix(strings.TrimSpace(strings.SplitN(block, "\n", 3)[1]), ":")
-			cfg := "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:4317\n" +
-				"exporters:" + block +
-				"service:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [" + id + "]\n"
-			path := filepath.Join(t.TempDir(), "config.yaml")
-			require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+			path := pipelineWith(t, block, id)
 			out, err := exec.Command(bin, "validate", "--config", path).CombinedOutput()
-			require.NoError(t, err, "validate refused:\n%s\n%s", cfg, out)
+			require.NoError(t, err, "validate refused:\n%s\n%s", block, out)
 		})
 	}
 }
 
 // The former resource_labels key fails with a message naming its replacement.
 func TestValidateNamesTheReplacementOfResourceLabels(t *testing.T) {
-	cfg := "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:4317\n" +
-		"exporters:\n  agentprometheus:\n    resource_labels: [host.name]\n" +
-		"service:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [agentprometheus]\n"
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	path := pipelineWith(t, "\n  agentprometheus:\n    resource_labels: [host.name]\n", "agentprometheus")
 	out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", path).CombinedOutput()
 	require.Error(t, err)
 	require.Contains(t, string(out), "resource_labels was replaced by contrib's resource_constant_labels")
@@ -103,12 +106,7 @@ func TestValidateNamesTheReplacementOfResourceLabels(t *testing.T) {
 // contrib's gates are known to the binary: the one that refuses the
 // deprecated conversion refuses contrib's README example.
 func TestContribFeatureGateIsHonoured(t *testing.T) {
-	block := contribExporterBlocks["README example"]
-	cfg := "receivers:\n  otlp:\n    protocols:\n      grpc:\n        endpoint: 127.0.0.1:4317\n" +
-		"exporters:" + block +
-		"service:\n  pipelines:\n    metrics:\n      receivers: [otlp]\n      exporters: [agentprometheus]\n"
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o600))
+	path := pipelineWith(t, contribExporterBlocks["README example"], "agentprometheus")
 	out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", path,
 		"--feature-gates=exporter.prometheus.DisableResourceToTelemetryConversion").CombinedOutput()
 	require.Error(t, err, "%s", out)

@@ -150,41 +150,7 @@ type Series struct {
 // markers left out (the query API does not return them).
 func (a API) Raw(selector string, window time.Duration, at time.Time) ([]Series, error) {
 	q := fmt.Sprintf("%s[%dms]", selector, window.Milliseconds())
-	var d struct {
-		ResultType string `json:"resultType"`
-		Result     []struct {
-			Metric map[string]string `json:"metric"`
-			Values [][]any           `json:"values"`
-		} `json:"result"`
-	}
-	params := url.Values{"query": {q}, "time": {strconv.FormatFloat(float64(at.UnixMilli())/1000, 'f', 3, 64)}}
-	if err := a.get("/api/v1/query", params, &d); err != nil {
-		return nil, err
-	}
-	if d.ResultType != "matrix" {
-		return nil, fmt.Errorf("query %q: result type %q, want matrix", q, d.ResultType)
-	}
-	out := make([]Series, 0, len(d.Result))
-	for _, r := range d.Result {
-		s := Series{Metric: r.Metric, Points: make([]Point, 0, len(r.Values))}
-		for _, pair := range r.Values {
-			if len(pair) != 2 {
-				return nil, fmt.Errorf("query %q: sample %v", q, pair)
-			}
-			ts, err := parseTime(pair[0])
-			if err != nil {
-				return nil, err
-			}
-			v, err := parseValue(pair[1])
-			if err != nil {
-				return nil, err
-			}
-			s.Points = append(s.Points, Point{T: ts, V: v})
-		}
-		out = append(out, s)
-	}
-	sort.Slice(out, func(i, j int) bool { return labelString(out[i].Metric) < labelString(out[j].Metric) })
-	return out, nil
+	return a.matrix("/api/v1/query", q, url.Values{"query": {q}, "time": {unixSeconds(at)}})
 }
 
 // labelString renders a label set in a stable order, for sorting and messages.
@@ -330,8 +296,8 @@ func (a API) Exemplars(query string, start, end time.Time) ([]ExemplarSeries, er
 		} `json:"exemplars"`
 	}
 	params := url.Values{"query": {query},
-		"start": {strconv.FormatFloat(float64(start.UnixMilli())/1000, 'f', 3, 64)},
-		"end":   {strconv.FormatFloat(float64(end.UnixMilli())/1000, 'f', 3, 64)}}
+		"start": {unixSeconds(start)},
+		"end":   {unixSeconds(end)}}
 	if err := a.get("/api/v1/query_exemplars", params, &d); err != nil {
 		return nil, err
 	}
@@ -359,6 +325,18 @@ func (a API) Exemplars(query string, start, end time.Time) ([]ExemplarSeries, er
 // returns its series, points oldest first (NaN values included: a
 // histogram_quantile over no observations).
 func (a API) Range(q string, start, end time.Time, step time.Duration) ([]Series, error) {
+	return a.matrix("/api/v1/query_range", q, url.Values{"query": {q}, "start": {unixSeconds(start)}, "end": {unixSeconds(end)},
+		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}})
+}
+
+// unixSeconds is t as the query API takes it.
+func unixSeconds(t time.Time) string {
+	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
+}
+
+// matrix runs query q at path and returns the matrix it answers, each
+// series' points oldest first, the series in label order.
+func (a API) matrix(path, q string, params url.Values) ([]Series, error) {
 	var d struct {
 		ResultType string `json:"resultType"`
 		Result     []struct {
@@ -366,9 +344,7 @@ func (a API) Range(q string, start, end time.Time, step time.Duration) ([]Series
 			Values [][]any           `json:"values"`
 		} `json:"result"`
 	}
-	unix := func(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64) }
-	params := url.Values{"query": {q}, "start": {unix(start)}, "end": {unix(end)}, "step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
-	if err := a.get("/api/v1/query_range", params, &d); err != nil {
+	if err := a.get(path, params, &d); err != nil {
 		return nil, err
 	}
 	if d.ResultType != "matrix" {
