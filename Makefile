@@ -378,8 +378,8 @@ FUZZTIME ?= 60s
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzProcessOTLP$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./processor/grpcstatsprocessor
 	$(GO) test -run '^$$' -fuzz '^FuzzIngestScrape$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
-	$(GO) test -run '^$$' -fuzz '^FuzzProtobufEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
-	$(GO) test -run '^$$' -fuzz '^FuzzTextEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter
+	$(GO) test -run '^$$' -fuzz '^FuzzProtobufEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter/internal/exposition
+	$(GO) test -run '^$$' -fuzz '^FuzzTextEquivalence$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 ./exporter/agentprometheusexporter/internal/exposition
 
 ## generate: regenerate the mdatagen output of both components
 generate:

@@ -113,12 +113,13 @@ echo "go test$(printf ' %q' "${CARD_ARGS[@]}") ./exporter/agentprometheusexporte
 "$BENCHSTAT" "$CARD_RAW" >"$RESULTS/cardinality.txt"
 echo "benchstat bench/results/cardinality-raw.txt > bench/results/cardinality.txt" >>"$COMMANDS"
 
-echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -concurrency results/concurrency.txt -cardinality results/cardinality.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
+echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -design design.md -concurrency results/concurrency.txt -cardinality results/cardinality.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
 (cd "$BENCH_DIR" && "$GO" run ./cmd/benchreport \
 	-raw "$RAW" \
 	-benchstat "$RESULTS/benchstat.txt" \
 	-commands "$COMMANDS" \
 	-e2e "$RESULTS/e2e.md" \
+	-design "$BENCH_DIR/design.md" \
 	-concurrency "$RESULTS/concurrency.txt" \
 	-cardinality "$RESULTS/cardinality.txt" \
 	-out "$ROOT/BENCHMARKS.md" \

@@ -12,19 +12,20 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // TestUpdatingExistingSeriesDoesNotAllocate pins the ingest hot path: a
 // batch whose series all exist is stored without a single allocation.
 func TestUpdatingExistingSeriesDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	cfg := createDefaultConfig().(*Config)
 	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)
-	md := agentBatch(1, 100)
+	md := storetest.AgentBatch(1, 100)
 	require.NoError(t, exp.consumeMetrics(context.Background(), md))
 	allocs := testing.AllocsPerRun(50, func() { _ = exp.consumeMetrics(context.Background(), md) })
 	assert.Zero(t, allocs, "allocations per batch of %d points", md.DataPointCount())
@@ -36,7 +37,7 @@ func TestUpdatingExistingSeriesDoesNotAllocate(t *testing.T) {
 // scrape (the lists of families and of target_info series), none per
 // series.
 func TestWarmWriterDoesNotAllocatePerSeries(t *testing.T) {
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
@@ -46,9 +47,9 @@ func TestWarmWriterDoesNotAllocatePerSeries(t *testing.T) {
 		exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 		require.NoError(t, err)
 		for a := range 20 {
-			require.NoError(t, exp.consumeMetrics(context.Background(), agentBatch(a, 20)))
+			require.NoError(t, exp.consumeMetrics(context.Background(), storetest.AgentBatch(a, 20)))
 		}
-		opts := exp.expo
+		opts := exp.encoder.Options
 		for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping} {
 			for _, created := range []bool{false, true} {
 				opts.CreatedSamples = created

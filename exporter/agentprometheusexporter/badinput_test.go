@@ -688,7 +688,7 @@ func badInputRows() []badInputRow {
 				good.SetTimestamp(ts(time.Minute))
 				good.Attributes().PutStr("point", "good")
 				histogramPoint(histogramPoints(ms, "nostart.hist", delta), "bad", []float64{1}, []uint64{1, 0}, 1).SetStartTimestamp(0)
-				exponentialPoint(exponentialPoints(ms, "nostart.expo", delta), "bad", 0, 0, []uint64{1}, 1).SetStartTimestamp(0)
+				exponentialPoint(exponentialPoints(ms, "nostart.encoder.Options", delta), "bad", 0, 0, []uint64{1}, 1).SetStartTimestamp(0)
 			},
 			dropped: map[string]int64{"invalid": 3},
 			check: func(t *testing.T, _ *testExporter, got []string, _ map[string]*dto.MetricFamily) {

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // BenchmarkCardinality serves the cardinality view of 1M series (1000
@@ -31,7 +32,7 @@ func BenchmarkCardinality(b *testing.B) {
 	}
 	b.Cleanup(func() { _ = exp.shutdown(context.Background()) })
 	for a := range 1000 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
+		_ = exp.consumeMetrics(context.Background(), storetest.AgentBatch(a, 100))
 	}
 	url := "http://" + exp.cfg.Server.NetAddr.Endpoint + exp.cfg.Cardinality.Path
 

@@ -29,6 +29,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // floodLoad is one batch of a flooding agent: n series of "requests", each
@@ -476,7 +477,7 @@ func TestCardinalityWhileIngestingAndExpiring(t *testing.T) {
 // TestUpdatingWithTheCardinalityViewDoesNotAllocate: with the view on, the
 // ingest hot path stays as it is without it.
 func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	cfg := createDefaultConfig().(*Config)
@@ -485,7 +486,7 @@ func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)
 	require.NotNil(t, exp.changes)
-	md := agentBatch(1, 100)
+	md := storetest.AgentBatch(1, 100)
 	require.NoError(t, exp.consumeMetrics(context.Background(), md))
 	allocs := testing.AllocsPerRun(50, func() { _ = exp.consumeMetrics(context.Background(), md) })
 	assert.Zero(t, allocs, "allocations per batch of %d points", md.DataPointCount())

@@ -60,7 +60,6 @@ type agentPrometheusExporter struct {
 	store *store.Store
 	descs *descriptors.Cache
 	conv  *convert.Converter
-	expo  exposition.Options
 
 	// attribute options prepared once so that recording does not allocate;
 	// a scrape's are whole option lists, since even a variadic list of one
@@ -73,7 +72,8 @@ type agentPrometheusExporter struct {
 	formatOpts  [numFormats][]metric.RecordOption
 
 	scrapes  *scrape.Coalescer
-	scrapers *scrapers
+	scrapers *scrape.Scrapers
+	encoder  scrape.Encoder
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
 	// noDeadlines warns once when the server's middleware hides the
 	// connection's write deadline, without which no scrape can be cut off.
@@ -137,9 +137,13 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		store:     st,
 		descs:     descs,
 		conv:      conv,
-		expo:      exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
 		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
-		scrapers:  newScrapers(),
+		scrapers:  scrape.NewScrapers(),
+	}
+	e.encoder = scrape.Encoder{
+		Store:    st,
+		Options:  exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
+		Scrapers: e.scrapers,
 	}
 	e.cardinality, e.changes = e.newCardinalityView()
 	for o := range e.outcomeOpts {
@@ -344,7 +348,7 @@ func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
 	deltas := e.store.DeltasAt()
 	timeout := e.cfg.Scrape.DrainTimeout
 	now := e.clock.now().UnixNano()
-	if timeout <= 0 || deltas == 0 || e.scrapers.regularCount(now) == 0 {
+	if timeout <= 0 || deltas == 0 || e.scrapers.RegularCount(now) == 0 {
 		return
 	}
 	began := time.Now()
@@ -366,7 +370,7 @@ func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
 func (e *agentPrometheusExporter) waitRelease(ctx context.Context, done func(store.Release) bool) bool {
 	t := time.NewTicker(drainPoll)
 	defer t.Stop()
-	for !done(e.scrapers.release(e.clock.now().UnixNano())) {
+	for !done(e.scrapers.Release(e.clock.now().UnixNano())) {
 		select {
 		case <-ctx.Done():
 			e.set.Logger.Warn("Stopping before every scraper took the last deltas; their values since the last scrape are lost",

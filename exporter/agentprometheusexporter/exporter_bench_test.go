@@ -20,63 +20,8 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
-
-// agentBatch is one agent's batch of the gateway workload: 4 resource-derived
-// labels, 4 point attributes; 4 gauges, 3 counters and 3 ten-bound histograms
-// of seriesPerFamily series each.
-func agentBatch(agent, seriesPerFamily int) pmetric.Metrics {
-	md := pmetric.NewMetrics()
-	rm := md.ResourceMetrics().AppendEmpty()
-	_ = rm.Resource().Attributes().FromRaw(map[string]any{
-		"service.name": "svc", "service.namespace": "ns", "service.instance.id": fmt.Sprint("agent-", agent),
-		"host.name": fmt.Sprint("host-", agent), "cloud.region": "eu-west-1",
-	})
-	sm := rm.ScopeMetrics().AppendEmpty()
-	sm.Scope().SetName("agent")
-	bounds := []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
-	for f := range 10 {
-		m := sm.Metrics().AppendEmpty()
-		m.SetName(fmt.Sprint("family_", f))
-		for s := range seriesPerFamily {
-			// Keys in a fixed order, as SDKs send them (a Go map would not).
-			putAttrs := func(attrs pcommon.Map) {
-				attrs.PutStr("code", fmt.Sprint(s/10))
-				attrs.PutStr("method", fmt.Sprint("m", s%10))
-				attrs.PutStr("region", "a")
-				attrs.PutStr("route", "/api/v1/items")
-			}
-			switch {
-			case f < 4:
-				if s == 0 {
-					m.SetEmptyGauge()
-				}
-				dp := m.Gauge().DataPoints().AppendEmpty()
-				dp.SetDoubleValue(float64(s))
-				putAttrs(dp.Attributes())
-			case f < 7:
-				if s == 0 {
-					m.SetEmptySum().SetIsMonotonic(true)
-					m.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-				}
-				dp := m.Sum().DataPoints().AppendEmpty()
-				dp.SetIntValue(int64(s))
-				putAttrs(dp.Attributes())
-			default:
-				if s == 0 {
-					m.SetEmptyHistogram().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
-				}
-				dp := m.Histogram().DataPoints().AppendEmpty()
-				dp.ExplicitBounds().FromRaw(bounds)
-				dp.BucketCounts().FromRaw([]uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11})
-				dp.SetCount(66)
-				dp.SetSum(12.5)
-				putAttrs(dp.Attributes())
-			}
-		}
-	}
-	return md
-}
 
 func benchConfig() *Config {
 	cfg := createDefaultConfig().(*Config)
@@ -113,7 +58,7 @@ func BenchmarkIngestExistingResourcePatterns(b *testing.B) {
 func benchIngestExisting(b *testing.B, exp *agentPrometheusExporter) {
 	batches := make([]pmetric.Metrics, 100)
 	for a := range batches {
-		batches[a] = agentBatch(a, 100)
+		batches[a] = storetest.AgentBatch(a, 100)
 		_ = exp.consumeMetrics(context.Background(), batches[a])
 	}
 	points := batches[0].DataPointCount()
@@ -146,12 +91,12 @@ func BenchmarkIngestExistingInFleet(b *testing.B) {
 func BenchmarkScrapeText(b *testing.B) {
 	exp := benchExporter(b)
 	for a := range 100 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
+		_ = exp.consumeMetrics(context.Background(), storetest.AgentBatch(a, 100))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := exposition.WriteText(io.Discard, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+		if err := exposition.WriteText(io.Discard, exp.store, exp.encoder.Options, model.UnderscoreEscaping); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -163,7 +108,7 @@ func BenchmarkRetainedMemory(b *testing.B) {
 	for range b.N {
 		batches := make([]pmetric.Metrics, 100)
 		for a := range batches {
-			batches[a] = agentBatch(a, 100)
+			batches[a] = storetest.AgentBatch(a, 100)
 		}
 		var before, after runtime.MemStats
 		runtime.GC()
@@ -201,7 +146,7 @@ func BenchmarkIngestDuringScrapes(b *testing.B) {
 			exp, url := startedBenchExporter(b)
 			batches := make([]pmetric.Metrics, 100)
 			for a := range batches {
-				batches[a] = agentBatch(a, 100)
+				batches[a] = storetest.AgentBatch(a, 100)
 				_ = exp.consumeMetrics(context.Background(), batches[a])
 			}
 			stop := make(chan struct{})
@@ -251,7 +196,7 @@ func BenchmarkIngestDuringScrapes(b *testing.B) {
 func BenchmarkIngestPauseDuringScrape(b *testing.B) {
 	exp, url := startedBenchExporter(b)
 	for a := range 1000 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
+		_ = exp.consumeMetrics(context.Background(), storetest.AgentBatch(a, 100))
 	}
 	b.ResetTimer()
 	measureIngestPause(b, exp, func() { scrapeDiscard(b, url) })
@@ -260,7 +205,7 @@ func BenchmarkIngestPauseDuringScrape(b *testing.B) {
 // measureIngestPause updates one series over and over while request runs,
 // b.N times, and reports the slowest update and the mean.
 func measureIngestPause(b *testing.B, exp *agentPrometheusExporter, request func()) {
-	one := agentBatch(0, 1)
+	one := storetest.AgentBatch(0, 1)
 	var worst, total time.Duration
 	var updates int
 	for range b.N {
@@ -333,14 +278,14 @@ func newWriteBenchCase(b *testing.B, strategy TranslationStrategy, stamped bool)
 	}
 	now := time.Now()
 	for a := range 100 {
-		md := agentBatch(a, 100)
+		md := storetest.AgentBatch(a, 100)
 		if stamped {
 			stamp(md, now.Add(-time.Hour), now)
 		}
 		_ = exp.consumeMetrics(context.Background(), md)
 	}
 	var text bytes.Buffer
-	if err := exposition.WriteText(&text, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.WriteText(&text, exp.store, exp.encoder.Options, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
 	samples := 0
@@ -422,7 +367,7 @@ func BenchmarkWriteText(b *testing.B) {
 	for _, stamped := range []bool{false, true} {
 		b.Run(fmt.Sprint("stamped=", stamped), func(b *testing.B) {
 			c := newWriteBenchCase(b, UnderscoreEscapingWithSuffixes, stamped)
-			opts := c.exp.expo
+			opts := c.exp.encoder.Options
 			c.compare(b, expfmt.FmtText, opts, func(w io.Writer) error {
 				return exposition.WriteText(w, c.exp.store, opts, model.UnderscoreEscaping)
 			})
@@ -436,7 +381,7 @@ func BenchmarkWriteText(b *testing.B) {
 // (text 1.0.0: the names quoted) and to one that does not (underscores).
 func BenchmarkWriteTextUTF8(b *testing.B) {
 	c := newWriteBenchCase(b, NoUTF8EscapingWithSuffixes, false)
-	opts := c.exp.expo
+	opts := c.exp.encoder.Options
 	for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping} {
 		b.Run("escaping="+scheme.String(), func(b *testing.B) {
 			c.compare(b, expfmt.FmtText.WithEscapingScheme(scheme), opts, func(w io.Writer) error {
@@ -457,7 +402,7 @@ func BenchmarkWriteOpenMetrics(b *testing.B) {
 				continue // no start times: no _created samples to write
 			}
 			b.Run(fmt.Sprintf("stamped=%v/created=%v", stamped, created), func(b *testing.B) {
-				opts := c.exp.expo
+				opts := c.exp.encoder.Options
 				opts.CreatedSamples = created
 				c.compare(b, expfmt.FmtOpenMetrics_1_0_0, opts, func(w io.Writer) error {
 					return exposition.WriteOpenMetrics(w, c.exp.store, opts, model.UnderscoreEscaping)

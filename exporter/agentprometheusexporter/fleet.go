@@ -179,7 +179,7 @@ func (e *agentPrometheusExporter) applyDepartures(m *fleetMember) {
 				continue
 			}
 			now := e.clock.now().UnixNano()
-			rel := e.scrapers.release(now)
+			rel := e.scrapers.Release(now)
 			for r, p := range pending {
 				if p.after == 0 {
 					if p.held.RunStarted != 0 && rel.Value < p.held.RunStarted {

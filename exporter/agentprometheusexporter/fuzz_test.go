@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // FuzzIngestScrape stores arbitrary OTLP metrics and scrapes them in every
@@ -24,7 +26,7 @@ import (
 func FuzzIngestScrape(f *testing.F) {
 	// The rows with a 64 KiB value or 500 attributes would make every
 	// mutation and minimisation slow; the table covers them.
-	addOTLPSeeds(f, 8<<10, fuzzSeeds()...)
+	storetest.AddSeeds(f, 8<<10, fuzzSeeds()...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		md, err := (&pmetric.ProtoUnmarshaler{}).UnmarshalMetrics(data)
 		if err != nil {
@@ -67,27 +69,13 @@ func FuzzIngestScrape(f *testing.F) {
 	})
 }
 
-// addOTLPSeeds adds each batch, marshalled as OTLP, to f's seed corpus;
-// maxBytes > 0 leaves out larger ones.
-func addOTLPSeeds(f *testing.F, maxBytes int, seeds ...pmetric.Metrics) {
-	for _, md := range seeds {
-		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
-		if err != nil {
-			f.Fatal(err)
-		}
-		if maxBytes <= 0 || len(b) <= maxBytes {
-			f.Add(b)
-		}
-	}
-}
-
 // fuzzScrape writes the scrape serve.go would, without HTTP: negotiated
 // from accept as serve.go negotiates it, written by the exporter's encoder.
 func fuzzScrape(t *testing.T, e *agentPrometheusExporter, accept string) ([]byte, string) {
 	t.Helper()
-	format := negotiate(http.Header{"Accept": []string{accept}}, true)
+	format := scrape.Negotiate(http.Header{"Accept": []string{accept}}, true)
 	var buf bytes.Buffer
-	if err := e.encoder(format, encodingIdentity)(&buf, 0); err != nil {
+	if err := e.encoder.For(format, scrape.EncodingIdentity)(&buf, 0); err != nil {
 		t.Fatalf("%s scrape failed: %v", accept, err)
 	}
 	return buf.Bytes(), string(format)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // These tests play millions of series; they run without the race detector
@@ -51,7 +52,7 @@ func goodAgent(i int) string { return fmt.Sprint("good-", i) }
 // attackTarget is an exporter with telemetry and an observed log.
 func attackTarget(t *testing.T, configure func(*Config)) (*testExporter, *componenttest.Telemetry, *observer.ObservedLogs) {
 	t.Helper()
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("plays millions of series: run without -race")
 	}
 	tel := componenttest.NewTelemetry()

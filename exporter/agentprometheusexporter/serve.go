@@ -57,8 +57,8 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 	}
 	defer e.inflight.Add(-1)
 
-	format := negotiate(r.Header, e.cfg.EnableOpenMetrics)
-	enc := negotiateEncoding(r.Header.Get("Accept-Encoding"))
+	format := scrape.Negotiate(r.Header, e.cfg.EnableOpenMetrics)
+	enc := scrape.NegotiateEncoding(r.Header.Get("Accept-Encoding"))
 
 	// The scrape ends when its client goes, its timeout passes or the
 	// exporter shuts down.
@@ -81,17 +81,17 @@ func (e *agentPrometheusExporter) serveMetrics(w http.ResponseWriter, r *http.Re
 
 	h := w.Header()
 	h.Set("Content-Type", string(format))
-	if enc != encodingIdentity {
+	if enc != scrape.EncodingIdentity {
 		h.Set("Content-Encoding", enc.String())
 	}
 	h.Add("Vary", "Accept-Encoding")
 	// The coalescer bounds each write with the connection's deadline: a
 	// write blocked on a stalled connection sees nothing else.
 	conn := responseConn{ResponseWriter: w, rc: rc}
-	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Encoding: enc.String()}, e.encoder(format, enc), conn)
+	res, err := e.scrapes.Serve(ctx, scrape.Key{Format: string(format), Encoding: enc.String()}, e.encoder.For(format, enc), conn)
 
 	if err == nil {
-		e.scrapers.served(remoteHost(r.RemoteAddr), arrived, res.Began, e.clock.now().UnixNano())
+		e.scrapers.Served(remoteHost(r.RemoteAddr), arrived, res.Began, e.clock.now().UnixNano())
 	}
 	outcome := outcomeServed
 	switch {

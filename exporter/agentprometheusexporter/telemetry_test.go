@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 func TestSelfTelemetry(t *testing.T) {
@@ -132,7 +133,7 @@ func TestShutdownUnregistersTheGauges(t *testing.T) {
 // TestScrapeTelemetryDoesNotAllocate: counting a scrape and recording its
 // duration by format use attribute sets and option lists prepared once.
 func TestScrapeTelemetryDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	tel := componenttest.NewTelemetry()

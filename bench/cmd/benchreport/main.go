@@ -25,6 +25,7 @@ func main() {
 		benchstat = flag.String("benchstat", "bench/results/benchstat.txt", "benchstat -col /exporter output (optional)")
 		commands  = flag.String("commands", "bench/results/commands.txt", "file with the commands that produced the results (optional)")
 		e2e       = flag.String("e2e", "bench/results/e2e.md", "end-to-end results to include (optional)")
+		design    = flag.String("design", "bench/design.md", "the measurements behind design choices in the code, included as they are (optional)")
 		conc      = flag.String("concurrency", "bench/results/concurrency.txt", "benchstat of ingestion during scrapes (optional)")
 		card      = flag.String("cardinality", "bench/results/cardinality.txt", "benchstat of the cardinality view (optional)")
 		out       = flag.String("out", "BENCHMARKS.md", "report to write")
@@ -61,6 +62,7 @@ func main() {
 		benchstat: readOptional(*benchstat),
 		commands:  readOptional(*commands),
 		e2e:       readOptional(*e2e),
+		design:    readOptional(*design),
 		conc:      readOptional(*conc),
 		card:      readOptional(*card),
 		svgPath:   filepath.ToSlash(svgRel),

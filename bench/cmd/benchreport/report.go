@@ -14,8 +14,11 @@ import (
 
 type reportInputs struct {
 	benchstat, commands, e2e, svgPath string
-	conc                              string
-	card                              string
+	// design is bench/design.md: the measurements behind choices in the
+	// code, which cites them by benchmark name rather than by figure.
+	design string
+	conc   string
+	card   string
 }
 
 // column is one metric shown as ours | contrib | contrib/ours.
@@ -164,6 +167,10 @@ func writeReport(r *results, in reportInputs) string {
 			lines = append(lines, l)
 		}
 		w("%s\n\n", strings.Join(lines, "\n"))
+	}
+
+	if d := strings.TrimSpace(in.design); d != "" {
+		w("%s\n\n", d)
 	}
 
 	if strings.TrimSpace(in.benchstat) != "" {

@@ -49,9 +49,9 @@ const lockSpin = 100 * time.Microsecond
 // lock takes the family for ingestion. It spins briefly before it sleeps: a
 // writer put to sleep behind a scrape's read lock is woken by RUnlock but then
 // waits for the scrape's goroutine to use up its time slice (10 ms), once per
-// family of a batch. Measured during a 1M-series gzip scrape on 2 cores, the
-// scrape encoded on its own goroutine (internal/scrape): the
-// slowest single-point update went from 100–160 ms to 4–15 ms.
+// family of a batch. BenchmarkIngestPauseDuringScrape measures the slowest
+// single-point update during a 1M-series gzip scrape (BENCHMARKS.md,
+// "Ingestion during scrapes").
 func (f *Family) lock() {
 	if f.mu.TryLock() {
 		return

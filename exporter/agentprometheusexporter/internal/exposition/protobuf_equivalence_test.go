@@ -1,8 +1,7 @@
-package agentprometheusexporter
+package exposition_test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,18 +12,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/statsgate/statsgate/internal/otlprand"
 )
-
-var escapingSchemes = []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping}
 
 // protobufReleases show new runs of deltas as their values, as their zeros, and
 // not at all (store.Series.Shown).
@@ -38,32 +33,28 @@ var protobufReleases = []store.Release{{Zero: math.MaxInt64, Value: math.MaxInt6
 // writes through expfmt.
 func TestProtobufWriterWritesWhatExpfmtWrites(t *testing.T) {
 	for seed := range uint64(40) {
-		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
-			e := protobufTestExporter(t, strategy)
+		for _, strategy := range []storetest.Naming{storetest.UnderscoreEscapingWithSuffixes, storetest.NoUTF8EscapingWithSuffixes} {
+			e := protobufTestStore(t, strategy)
 			// The same series twice: cumulative points move on, aligned deltas accumulate.
 			g := otlprand.New(seed)
 			for i := range 2 {
-				require.NoError(t, e.consumeMetrics(context.Background(), g.Batch(i)))
+				e.Consume(g.Batch(i))
 			}
-			requireSameProtobuf(t, fmt.Sprintf("seed %d, %s", seed, strategy), e.store, e.expo)
+			requireSameProtobuf(t, fmt.Sprintf("seed %d, %s", seed, strategy), e.Store, e.Expo)
 		}
 	}
 }
 
-func protobufTestExporter(t testing.TB, strategy TranslationStrategy) *agentPrometheusExporter {
-	cfg := createDefaultConfig().(*Config)
-	cfg.TranslationStrategy = strategy
-	cfg.ResourceConstantLabels.Included = []string{"k.dotted", "code"}
-	e, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, newFakeClock().clock())
-	require.NoError(t, err)
-	return e
+// protobufTestStore has two resource attributes as labels, one of them dotted.
+func protobufTestStore(t testing.TB, naming storetest.Naming) *storetest.Store {
+	return storetest.New(t, storetest.Options{Naming: naming, ResourceLabels: []string{"k.dotted", "code"}})
 }
 
 // requireSameProtobuf compares WriteProtobuf with WriteEncoded for every
 // escaping scheme, release and timestamp setting.
 func requireSameProtobuf(t testing.TB, what string, st *store.Store, expo exposition.Options) {
 	t.Helper()
-	for _, scheme := range escapingSchemes {
+	for _, scheme := range storetest.AllSchemes {
 		for _, release := range protobufReleases {
 			for _, send := range []bool{false, true} {
 				opts := expo
@@ -124,22 +115,19 @@ func decodeFamilies(b []byte, format expfmt.Format) ([]*dto.MetricFamily, error)
 // writer allocates a few slices per scrape (the sorted families and
 // target_info series), nothing per family or series.
 func TestWriteProtobufDoesNotAllocatePerSeries(t *testing.T) {
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	cfg := createDefaultConfig().(*Config)
-	cfg.ResourceConstantLabels.Included = []string{"host.name", "cloud.region"}
-	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
-	require.NoError(t, err)
+	exp := storetest.New(t, storetest.Options{ResourceLabels: []string{"host.name", "cloud.region"}})
 	for a := range 10 {
-		require.NoError(t, exp.consumeMetrics(context.Background(), agentBatch(a, 100)))
+		exp.Consume(storetest.AgentBatch(a, 100))
 	}
 	write := func() {
-		if err := exposition.WriteProtobuf(io.Discard, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+		if err := exposition.WriteProtobuf(io.Discard, exp.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
 			t.Fatal(err)
 		}
 	}
 	write()
 	allocs := testing.AllocsPerRun(20, write)
-	assert.LessOrEqual(t, allocs, 2.0, "allocations per scrape of %d series", exp.store.SeriesCount())
+	assert.LessOrEqual(t, allocs, 2.0, "allocations per scrape of %d series", exp.Store.SeriesCount())
 }

@@ -1,4 +1,4 @@
-package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+package scrape
 
 import (
 	"math"
@@ -24,7 +24,7 @@ const (
 	maxSteps = 1024
 )
 
-// scrapers remembers who scrapes the exporter (by address) and the latest
+// Scrapers remembers who scrapes the exporter (by address) and the latest
 // encoding each was served, so that every scraper is shown a new run of
 // deltas in steps (store.Series.Shown), and shutdown can wait until every
 // scraper has taken the last deltas.
@@ -40,7 +40,7 @@ const (
 // A scraper counts once it has come twice, which shows its interval: a one-off
 // request (a person with curl) must not hold runs back. While no scraper
 // counts, the scrapes of anyone release runs.
-type scrapers struct {
+type Scrapers struct {
 	mu     sync.Mutex
 	byHost map[string]*scraper
 	// anyone is when the latest encoding served to anyone began.
@@ -58,13 +58,14 @@ type scraper struct {
 	interval int64 // the time between its last two scrapes, 0 after one
 }
 
-func newScrapers() *scrapers {
-	return &scrapers{byHost: map[string]*scraper{}, anyone: math.MinInt64}
+// NewScrapers knows no scraper yet.
+func NewScrapers() *Scrapers {
+	return &Scrapers{byHost: map[string]*scraper{}, anyone: math.MinInt64}
 }
 
-// served records, at now, that host's scrape, which arrived at arrived, was
+// Served records, at now, that host's scrape, which arrived at arrived, was
 // served whole from an encoding that began at began.
-func (sc *scrapers) served(host string, arrived, began, now int64) {
+func (sc *Scrapers) Served(host string, arrived, began, now int64) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	sc.anyone = max(sc.anyone, began)
@@ -86,7 +87,7 @@ func (sc *scrapers) served(host string, arrived, began, now int64) {
 	sc.zero(max(now, began))
 }
 
-func (sc *scrapers) forgetOldest() {
+func (sc *Scrapers) forgetOldest() {
 	var oldest string
 	for h, s := range sc.byHost {
 		if oldest == "" || s.arrived < sc.byHost[oldest].arrived {
@@ -104,7 +105,7 @@ func (s *scraper) regular(now int64) bool {
 
 // zero returns Z(now), forgetting the scrapers that have gone, and records
 // it in the history when it changed. Call with sc.mu held.
-func (sc *scrapers) zero(now int64) int64 {
+func (sc *Scrapers) zero(now int64) int64 {
 	z, any := int64(math.MaxInt64), false
 	for h, s := range sc.byHost {
 		switch {
@@ -132,7 +133,7 @@ func (sc *scrapers) zero(now int64) int64 {
 }
 
 // zeroAt is Z(t) from the history: math.MinInt64 before it begins.
-func (sc *scrapers) zeroAt(t int64) int64 {
+func (sc *Scrapers) zeroAt(t int64) int64 {
 	i := sort.Search(len(sc.steps), func(i int) bool { return sc.steps[i].t > t })
 	if i == 0 {
 		return math.MinInt64
@@ -140,9 +141,9 @@ func (sc *scrapers) zeroAt(t int64) int64 {
 	return sc.steps[i-1].z
 }
 
-// release says how scrapes show the runs of deltas now: as their zero those
+// Release says how scrapes show the runs of deltas now: as their zero those
 // that began by Z(now), with their value those that began by Z(Z(now)-1).
-func (sc *scrapers) release(now int64) store.Release {
+func (sc *Scrapers) Release(now int64) store.Release {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	z := sc.zero(now)
@@ -157,8 +158,8 @@ func (sc *scrapers) release(now int64) store.Release {
 	return r
 }
 
-// regularCount is the number of regular scrapers now.
-func (sc *scrapers) regularCount(now int64) int {
+// RegularCount is the number of regular scrapers now.
+func (sc *Scrapers) RegularCount(now int64) int {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	n := 0

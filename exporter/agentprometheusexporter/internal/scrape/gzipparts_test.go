@@ -1,9 +1,8 @@
-package agentprometheusexporter
+package scrape
 
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -13,12 +12,11 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/statsgate/statsgate/internal/otlprand"
 )
 
@@ -68,7 +66,7 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 				return err
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, firstDifference(got.Bytes(), want.Bytes()))
+				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(got.Bytes(), want.Bytes()))
 			}
 			var zipped bytes.Buffer
 			if err := f.parts(&zipped, exposition.Parts{Codec: &gzipParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
@@ -84,7 +82,7 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 				return fmt.Errorf("%s by gzip parts %+v: %w", f.name, split, err)
 			}
 			if !bytes.Equal(unzipped, want.Bytes()) {
-				return fmt.Errorf("%s by gzip parts %+v: bytes differ\n%s", f.name, split, firstDifference(unzipped, want.Bytes()))
+				return fmt.Errorf("%s by gzip parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(unzipped, want.Bytes()))
 			}
 		}
 	}
@@ -93,20 +91,20 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 
 func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
 	seeds := uint64(10)
-	if testing.Short() || raceEnabled {
+	if testing.Short() || storetest.RaceEnabled {
 		seeds = 3
 	}
 	for seed := range seeds {
 		g := otlprand.New(seed)
 		batches := []pmetric.Metrics{g.Batch(0), g.Batch(1), g.Batch(3)}
-		for _, strategy := range []TranslationStrategy{UnderscoreEscapingWithSuffixes, NoUTF8EscapingWithSuffixes} {
-			e := storeOf(t, strategy, batches...)
-			for _, r := range releases {
-				for _, scheme := range allSchemes {
-					opts := e.expo
-					opts.Release, opts.SendTimestamps, opts.CreatedSamples = r.release, seed%2 == 0, seed%3 == 0
-					if err := compareParts(e.store, opts, scheme); err != nil {
-						t.Fatalf("seed %d, %s, %s, escaping=%s: %v", seed, strategy, r.name, scheme, err)
+		for _, strategy := range []storetest.Naming{storetest.UnderscoreEscapingWithSuffixes, storetest.NoUTF8EscapingWithSuffixes} {
+			e := storetest.Of(t, strategy, batches...)
+			for _, r := range storetest.Releases {
+				for _, scheme := range storetest.AllSchemes {
+					opts := e.Expo
+					opts.Release, opts.SendTimestamps, opts.CreatedSamples = r.Release, seed%2 == 0, seed%3 == 0
+					if err := compareParts(e.Store, opts, scheme); err != nil {
+						t.Fatalf("seed %d, %s, %s, escaping=%s: %v", seed, strategy, r.Name, scheme, err)
 					}
 				}
 			}
@@ -116,8 +114,8 @@ func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
 
 // An empty store still gives a whole gzip stream (and OpenMetrics its EOF).
 func TestScrapeByPartsOfAnEmptyStore(t *testing.T) {
-	e := storeOf(t, UnderscoreEscapingWithSuffixes)
-	require.NoError(t, compareParts(e.store, e.expo, model.UnderscoreEscaping))
+	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes)
+	require.NoError(t, compareParts(e.Store, e.Expo, model.UnderscoreEscaping))
 }
 
 // failingWriter fails every write after the first n bytes.
@@ -138,13 +136,13 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // A scrape whose writer fails returns the failure, wherever it happens,
 // and its workers end (goleak checks the package for leaked goroutines).
 func TestScrapeByPartsStopsOnAWriteError(t *testing.T) {
-	e := storeOf(t, UnderscoreEscapingWithSuffixes, agentBatch(0, 200), agentBatch(1, 200))
+	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes, storetest.AgentBatch(0, 200), storetest.AgentBatch(1, 200))
 	var whole bytes.Buffer
-	require.NoError(t, exposition.WriteText(&whole, e.store, e.expo, model.UnderscoreEscaping))
+	require.NoError(t, exposition.WriteText(&whole, e.Store, e.Expo, model.UnderscoreEscaping))
 	for _, at := range []int{0, 1, 100, whole.Len() / 2, whole.Len() - 1} {
 		for _, split := range partSplits {
 			w := &failingWriter{n: at}
-			err := exposition.WriteTextParts(w, e.store, e.expo, model.UnderscoreEscaping,
+			err := exposition.WriteTextParts(w, e.Store, e.Expo, model.UnderscoreEscaping,
 				exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines})
 			assert.ErrorIs(t, err, errScraperGone, "failing after %d bytes, parts %+v", at, split)
 		}
@@ -159,13 +157,10 @@ func TestScrapeByPartsStopsOnAWriteError(t *testing.T) {
 // written twice by any scrape; expiry makes that rare, and the churn here
 // sends new agents instead.)
 func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
-	cfg := createDefaultConfig().(*Config)
-	clk := newFakeClock()
-	e, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, clk.clock())
-	require.NoError(t, err)
+	e := storetest.New(t, storetest.Options{})
 	const agents = 20
 	for a := range agents {
-		require.NoError(t, e.consumeMetrics(context.Background(), agentBatch(a, 20)))
+		e.Consume(storetest.AgentBatch(a, 20))
 	}
 	stop := make(chan struct{})
 	churned := make(chan int)
@@ -181,31 +176,31 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 			// The first agents report, the others go stale and are swept
 			// (each removal moves a family's last series into its place),
 			// and new agents take their place at the end of the families.
-			clk.advance(time.Minute)
+			e.Advance(time.Minute)
 			for a := range agents / 2 {
-				_ = e.consumeMetrics(context.Background(), agentBatch(a, 20))
+				e.Consume(storetest.AgentBatch(a, 20))
 			}
-			e.store.Sweep(clk.now().Add(-30 * time.Second).UnixNano())
+			e.Sweep(e.Now() - int64(30*time.Second))
 			for a := range agents / 2 {
-				_ = e.consumeMetrics(context.Background(), agentBatch((rounds+1)*agents+a, 20))
+				e.Consume(storetest.AgentBatch((rounds+1)*agents+a, 20))
 			}
 		}
 	}()
 	scrapes := 40
-	if raceEnabled {
+	if storetest.RaceEnabled {
 		scrapes = 10
 	}
 	for range scrapes {
 		var zipped bytes.Buffer
-		require.NoError(t, exposition.WriteTextParts(&zipped, e.store, e.expo, model.UnderscoreEscaping,
+		require.NoError(t, exposition.WriteTextParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
 			exposition.Parts{Codec: &gzipParts{}, Workers: 3, PartLines: 50}))
 		zr, err := gzip.NewReader(&zipped)
 		require.NoError(t, err)
 		body, err := io.ReadAll(zr)
 		require.NoError(t, err)
-		families, err := decodeText(body)
+		families, err := storetest.DecodeText(body)
 		require.NoError(t, err)
-		require.NoError(t, checkFamilies(families))
+		require.NoError(t, storetest.CheckFamilies(families))
 	}
 	close(stop)
 	assert.Positive(t, <-churned, "the store churned during the scrapes")

@@ -1,4 +1,4 @@
-package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+package scrape
 
 import (
 	"bytes"
@@ -20,11 +20,17 @@ import (
 // The framing is written here because no library takes deflated parts.
 // pgzip, which compresses the blocks a single writer hands it, copies every
 // byte into its blocks and then across cores, and its writer leaves a core
-// idle whenever it waits for a block: on 2 cores, a whole text scrape of
-// 100k series without HTTP takes 57 ns per sample by parts against 70 with
-// pgzip (BenchmarkCompressedScrape), and over HTTP at 10k series 84–88
-// against 120–131 (bench/exporterbench BenchmarkScrape), for a body 1%
-// larger: a part's first bytes cannot refer back into the part before it.
+// idle whenever it waits for a block: by parts is faster on 2 cores for a
+// body about as large (BenchmarkCompressedScrape without HTTP,
+// bench/exporterbench BenchmarkScrape over HTTP; figures in BENCHMARKS.md).
+// A part's first bytes cannot refer back into the part before it.
+//
+// Each part is not made a gzip member of its own (RFC 1952 lets a stream be
+// several members, which would need no framing code): Go's reader reads on
+// across members, but zlib's inflate stops at the end of the first one
+// unless its caller starts it again, and a client that does not would read
+// the first part as the whole scrape, without an error. One member with
+// byte-aligned deflate blocks is read whole by every gzip reader.
 type gzipParts struct {
 	crc  uint32
 	size uint32 // ISIZE: the length modulo 2^32

@@ -1,4 +1,4 @@
-package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+package scrape
 
 import "hash/crc32"
 

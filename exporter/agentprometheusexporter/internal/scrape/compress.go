@@ -1,4 +1,4 @@
-package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+package scrape
 
 import (
 	"io"
@@ -8,38 +8,36 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/klauspost/pgzip"
-
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 )
 
-// contentEncoding is how a scrape's body is compressed.
-type contentEncoding uint8
+// Encoding is how a scrape's body is compressed.
+type Encoding uint8
 
 const (
-	encodingIdentity contentEncoding = iota
-	encodingGzip
-	encodingZstd
+	EncodingIdentity Encoding = iota
+	EncodingGzip
+	EncodingZstd
 )
 
 // String is the Content-Encoding value; identity has none.
-func (c contentEncoding) String() string {
+func (c Encoding) String() string {
 	switch c {
-	case encodingGzip:
+	case EncodingGzip:
 		return "gzip"
-	case encodingZstd:
+	case EncodingZstd:
 		return "zstd"
 	default:
 		return ""
 	}
 }
 
-// negotiateEncoding picks the compression of a scrape from its
+// NegotiateEncoding picks the compression of a scrape from its
 // Accept-Encoding header, with the offers of client_golang's promhttp
 // (gzip and zstd): the coding with the highest q wins, "*" stands for any,
 // q=0 refuses. On a tie gzip wins, then zstd; identity only when the scraper
 // prefers it outright. Prometheus asks for gzip.
-func negotiateEncoding(acceptEncoding string) contentEncoding {
-	q := [3]float64{-1, -1, -1} // per contentEncoding; -1 is unnamed
+func NegotiateEncoding(acceptEncoding string) Encoding {
+	q := [3]float64{-1, -1, -1} // per Encoding; -1 is unnamed
 	star := -1.0
 	for entry := range strings.SplitSeq(acceptEncoding, ",") {
 		coding, params, _ := strings.Cut(entry, ";")
@@ -49,11 +47,11 @@ func negotiateEncoding(acceptEncoding string) contentEncoding {
 		}
 		switch strings.ToLower(strings.TrimSpace(coding)) {
 		case "gzip", "x-gzip":
-			q[encodingGzip] = weight
+			q[EncodingGzip] = weight
 		case "zstd":
-			q[encodingZstd] = weight
+			q[EncodingZstd] = weight
 		case "identity":
-			q[encodingIdentity] = weight
+			q[EncodingIdentity] = weight
 		case "*":
 			star = weight
 		}
@@ -63,14 +61,14 @@ func negotiateEncoding(acceptEncoding string) contentEncoding {
 			q[i] = star
 		}
 	}
-	best, bestQ := encodingIdentity, 0.0
-	for _, c := range []contentEncoding{encodingGzip, encodingZstd} {
+	best, bestQ := EncodingIdentity, 0.0
+	for _, c := range []Encoding{EncodingGzip, EncodingZstd} {
 		if q[c] > bestQ {
 			best, bestQ = c, q[c]
 		}
 	}
-	if q[encodingIdentity] > bestQ {
-		return encodingIdentity
+	if q[EncodingIdentity] > bestQ {
+		return EncodingIdentity
 	}
 	return best
 }
@@ -94,21 +92,21 @@ func qValue(params string) (q float64, ok bool) {
 
 // Compressors are pooled: a fresh one per scrape would be most of its
 // garbage. Text and OpenMetrics scrapes compress gzip by parts instead
-// (gzipParts, measured there); these serve protobuf and the formats expfmt
-// writes. klauspost's parallel gzip (pgzip) rather than the standard
-// library: gzip is what Prometheus asks for, and a gateway's exposition is
-// tens to hundreds of MiB, so compression is most of a gzip scrape's time.
-// pgzip compresses 1 MiB blocks on goroutines of their own, each primed with
-// the end of the block before (one gzip stream, the ratio of a serial one),
-// while the writer formats the next. On the 100k-series expositions
-// (BenchmarkCompressedScrape) a protobuf scrape takes 40 ns per sample
-// where klauspost's serial gzip on the writer's goroutine takes 55, for the
-// same body size; the serial one was already 1.8× the standard library's
-// speed for a 10% smaller body (BenchmarkCompress).
+// (gzipParts); these serve protobuf and the formats expfmt writes.
+// klauspost's parallel gzip (pgzip) rather than the standard library: gzip
+// is what Prometheus asks for, and a gateway's exposition is tens to
+// hundreds of MiB, so compression is most of a gzip scrape's time. pgzip
+// compresses 1 MiB blocks on goroutines of their own, each primed with the
+// end of the block before (one gzip stream, the ratio of a serial one),
+// while the writer formats the next: faster than klauspost's serial gzip
+// on the writer's goroutine for the same body (BenchmarkCompressedScrape),
+// which is itself faster than the standard library's for a smaller body
+// (BenchmarkCompress); figures in BENCHMARKS.md.
 var (
 	gzipPool = sync.Pool{New: func() any {
 		// BestSpeed: a gateway's exposition is large and highly redundant;
-		// level 1 already shrinks it ~30x at a fraction of the default's CPU.
+		// level 1 already shrinks it most of the way at a fraction of the
+		// default's CPU (BenchmarkCompress).
 		w, _ := pgzip.NewWriterLevel(nil, pgzip.BestSpeed)
 		// Two blocks in flight: one per core of a small gateway, and 1 MiB
 		// blocks, since handing a block over costs a goroutine wake-up.
@@ -125,7 +123,8 @@ const gzipBlockSize = 1 << 20
 
 // zstdOptions: the fastest level on the calling goroutine (the coalescer
 // already encodes on one of its own); a 1 MiB window keeps an idle pooled
-// encoder at ~0.5 MiB instead of ~3 MiB for the same body size.
+// encoder several times smaller for the same body size (BENCHMARKS.md,
+// "Design measurements").
 var zstdOptions = []zstd.EOption{
 	zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1),
 	zstd.WithWindowSize(1 << 20), zstd.WithLowerEncoderMem(true),
@@ -137,13 +136,13 @@ type compressor interface {
 	Reset(w io.Writer)
 }
 
-// compressed wraps write in the negotiated compression.
-func compressed(write scrape.Encode, enc contentEncoding) scrape.Encode {
+// Compressed wraps write in the negotiated compression.
+func Compressed(write Encode, enc Encoding) Encode {
 	var pool *sync.Pool
 	switch enc {
-	case encodingGzip:
+	case EncodingGzip:
 		pool = &gzipPool
-	case encodingZstd:
+	case EncodingZstd:
 		pool = &zstdPool
 	default:
 		return write

@@ -1,9 +1,8 @@
-package agentprometheusexporter
+package scrape
 
 import (
 	"bytes"
 	stdgzip "compress/gzip"
-	"context"
 	"io"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // BenchmarkCompress compresses a real exposition (the text and protobuf
@@ -22,15 +21,12 @@ import (
 // at its fastest level: throughput in MB/s of exposition, and the
 // compressed size in bytes per exposition byte.
 func BenchmarkCompress(b *testing.B) {
-	exp := benchExporter(b)
-	for a := range 100 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
-	}
+	exp := benchStore(b)
 	var text, proto bytes.Buffer
-	if err := exposition.WriteText(&text, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.WriteText(&text, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
-	if err := exposition.WriteProtobuf(&proto, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.WriteProtobuf(&proto, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
 	candidates := []struct {
@@ -88,12 +84,9 @@ func BenchmarkCompress(b *testing.B) {
 // its own (as protobuf ships); and, for text, the scrape by parts as it
 // ships, each part formatted and deflated on one of GOMAXPROCS workers.
 func BenchmarkCompressedScrape(b *testing.B) {
-	exp := benchExporter(b)
-	for a := range 100 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
-	}
+	exp := benchStore(b)
 	var text bytes.Buffer
-	if err := exposition.WriteText(&text, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.WriteText(&text, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
 		b.Fatal(err)
 	}
 	samples := bytes.Count(text.Bytes(), []byte("\n")) - bytes.Count(text.Bytes(), []byte("# "))
@@ -103,20 +96,20 @@ func BenchmarkCompressedScrape(b *testing.B) {
 			format = expfmt.NewFormat(expfmt.TypeProtoDelim)
 		}
 		format = format.WithEscapingScheme(model.UnderscoreEscaping)
-		identity := exp.encoder(format, encodingIdentity)
+		identity := exp.encoder.For(format, EncodingIdentity)
 		modes := []struct {
 			name   string
-			encode scrape.Encode
+			encode Encode
 		}{
 			{"identity", identity},
 			{"gzip-serial", serialGzip(identity)},
-			{"gzip-pgzip", compressed(identity, encodingGzip)},
+			{"gzip-pgzip", Compressed(identity, EncodingGzip)},
 		}
 		if byParts(format) {
 			modes = append(modes, struct {
 				name   string
-				encode scrape.Encode
-			}{"gzip-parts", exp.encoder(format, encodingGzip)})
+				encode Encode
+			}{"gzip-parts", exp.encoder.For(format, EncodingGzip)})
 		}
 		for _, mode := range modes {
 			b.Run("format="+f.name+"/mode="+mode.name, func(b *testing.B) {
@@ -136,7 +129,7 @@ func BenchmarkCompressedScrape(b *testing.B) {
 }
 
 // serialGzip compresses with klauspost's gzip on the writer's goroutine.
-func serialGzip(write scrape.Encode) scrape.Encode {
+func serialGzip(write Encode) Encode {
 	zw, _ := kgzip.NewWriterLevel(nil, kgzip.BestSpeed)
 	return func(w io.Writer, began int64) error {
 		zw.Reset(w)
@@ -153,4 +146,19 @@ type countingWriter int64
 func (c *countingWriter) Write(p []byte) (int, error) {
 	*c += countingWriter(len(p))
 	return len(p), nil
+}
+
+// benchStore holds the 100k series of the gateway workload: 100 agents of
+// storetest.AgentBatch(a, 100), two resource labels, no scope labels.
+type benchStoreEncoder struct {
+	*storetest.Store
+	encoder *Encoder
+}
+
+func benchStore(b *testing.B) benchStoreEncoder {
+	st := storetest.New(b, storetest.Options{ResourceLabels: []string{"host.name", "cloud.region"}, WithoutScopeInfo: true})
+	for a := range 100 {
+		st.Consume(storetest.AgentBatch(a, 100))
+	}
+	return benchStoreEncoder{st, &Encoder{Store: st.Store, Options: st.Expo, Scrapers: NewScrapers()}}
 }

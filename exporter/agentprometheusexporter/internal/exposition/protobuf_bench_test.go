@@ -1,7 +1,6 @@
-package agentprometheusexporter
+package exposition_test
 
 import (
-	"context"
 	"io"
 	"runtime"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // BenchmarkWriteProtobuf writes the protobuf exposition of 100 agents × 1000
@@ -19,20 +19,24 @@ import (
 // allocs/sample divide by the sample lines of the text exposition, as
 // bench/exporterbench counts them.
 func BenchmarkWriteProtobuf(b *testing.B) {
-	exp := benchExporter(b)
+	exp := storetest.New(b, storetest.Options{ResourceLabels: []string{"host.name", "cloud.region"}, WithoutScopeInfo: true})
 	for a := range 100 {
-		_ = exp.consumeMetrics(context.Background(), agentBatch(a, 100))
+		exp.Consume(storetest.AgentBatch(a, 100))
 	}
-	samples := textSamples(b, exp)
+	var lines storetest.SampleLines
+	if err := exposition.WriteText(&lines, exp.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+		b.Fatal(err)
+	}
+	samples := lines.Samples
 	format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping)
 	for _, writer := range []struct {
 		name  string
 		write func(io.Writer) error
 	}{
 		{"direct", func(w io.Writer) error {
-			return exposition.WriteProtobuf(w, exp.store, exp.expo, model.UnderscoreEscaping)
+			return exposition.WriteProtobuf(w, exp.Store, exp.Expo, model.UnderscoreEscaping)
 		}},
-		{"expfmt", func(w io.Writer) error { return exposition.WriteEncoded(w, format, exp.store, exp.expo) }},
+		{"expfmt", func(w io.Writer) error { return exposition.WriteEncoded(w, format, exp.Store, exp.Expo) }},
 	} {
 		b.Run("writer="+writer.name, func(b *testing.B) {
 			var before, after runtime.MemStats
@@ -49,37 +53,4 @@ func BenchmarkWriteProtobuf(b *testing.B) {
 			b.ReportMetric(float64(after.Mallocs-before.Mallocs)/float64(b.N)/float64(samples), "allocs/sample")
 		})
 	}
-}
-
-// textSamples counts the sample lines of the exporter's text exposition.
-func textSamples(tb testing.TB, exp *agentPrometheusExporter) int {
-	var c lineCounter
-	if err := exposition.WriteText(&c, exp.store, exp.expo, model.UnderscoreEscaping); err != nil {
-		tb.Fatal(err)
-	}
-	return c.samples
-}
-
-// lineCounter counts the lines written to it that are not comments.
-type lineCounter struct {
-	samples int
-	inLine  bool
-}
-
-func (c *lineCounter) Write(p []byte) (int, error) {
-	for _, b := range p {
-		switch {
-		case !c.inLine:
-			c.inLine = true
-			if b != '#' {
-				c.samples++
-			}
-			if b == '\n' {
-				c.inLine = false
-			}
-		case b == '\n':
-			c.inLine = false
-		}
-	}
-	return len(p), nil
 }

@@ -1,25 +1,20 @@
-package agentprometheusexporter
+package exposition_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	"go.opentelemetry.io/collector/exporter/exportertest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/statsgate/statsgate/internal/otlprand"
 )
 
@@ -31,66 +26,32 @@ import (
 // shown as their zero or with their value, and (OpenMetrics) with and
 // without _created samples.
 
-var (
-	allStrategies = []TranslationStrategy{UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation}
-	allSchemes    = []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping}
-	// releases show a new run of deltas (store.Series.Shown) in each of its steps.
-	releases = []struct {
-		name    string
-		release store.Release
-	}{
-		{"new runs held back", store.Release{}},
-		{"new runs as zero", store.Release{Zero: math.MaxInt64}},
-		{"new runs with value", store.Release{Zero: math.MaxInt64, Value: math.MaxInt64}},
-	}
-)
-
 func TestDirectWritersWriteWhatExpfmtWrites(t *testing.T) {
 	seeds := uint64(40)
-	if testing.Short() || raceEnabled {
+	if testing.Short() || storetest.RaceEnabled {
 		seeds = 10 // the writers share nothing between goroutines to race on
 	}
 	for seed := range seeds {
 		g := otlprand.New(seed)
 		batches := []pmetric.Metrics{g.Batch(0), g.Batch(1), g.Batch(3)}
-		for _, strategy := range allStrategies {
-			e := storeOf(t, strategy, batches...)
-			if err := compareWriters(e.store, e.expo); err != nil {
+		for _, strategy := range storetest.AllNamings {
+			e := storetest.Of(t, strategy, batches...)
+			if err := compareWriters(e.Store, e.Expo); err != nil {
 				t.Fatalf("seed %d, %s: %v", seed, strategy, err)
 			}
 		}
 	}
 }
 
-// storeOf is an exporter, not started, that has consumed batches a minute
-// apart on a clock of its own.
-func storeOf(t testing.TB, strategy TranslationStrategy, batches ...pmetric.Metrics) *agentPrometheusExporter {
-	t.Helper()
-	cfg := createDefaultConfig().(*Config)
-	cfg.TranslationStrategy = strategy
-	clk := newFakeClock()
-	e, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, clk.clock())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, md := range batches {
-		if err := e.consumeMetrics(context.Background(), md); err != nil {
-			t.Fatal(err)
-		}
-		clk.advance(time.Minute)
-	}
-	return e
-}
-
 // compareWriters checks every text-ish format written from st against
 // expfmt, in every combination of scrape settings.
 func compareWriters(st *store.Store, base exposition.Options) error {
-	for _, r := range releases {
+	for _, r := range storetest.Releases {
 		for _, timestamps := range []bool{false, true} {
-			for _, scheme := range allSchemes {
+			for _, scheme := range storetest.AllSchemes {
 				opts := base
-				opts.Release, opts.SendTimestamps = r.release, timestamps
-				what := fmt.Sprintf("%s, timestamps %v, escaping=%s", r.name, timestamps, scheme)
+				opts.Release, opts.SendTimestamps = r.Release, timestamps
+				what := fmt.Sprintf("%s, timestamps %v, escaping=%s", r.Name, timestamps, scheme)
 				if err := compareText(st, opts, scheme); err != nil {
 					return fmt.Errorf("text, %s: %w", what, err)
 				}
@@ -114,21 +75,21 @@ func compareText(st *store.Store, opts exposition.Options, scheme model.Escaping
 	if err := exposition.WriteEncoded(&ref, expfmt.FmtText.WithEscapingScheme(scheme), st, opts); err != nil {
 		return fmt.Errorf("expfmt: %w", err)
 	}
-	got, gotErr := decodeText(ours.Bytes())
-	want, wantErr := decodeText(ref.Bytes())
+	got, gotErr := storetest.DecodeText(ours.Bytes())
+	want, wantErr := storetest.DecodeText(ref.Bytes())
 	if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
-		return fmt.Errorf("parsing ours: %v, parsing expfmt's: %v\n%s", gotErr, wantErr, firstDifference(ours.Bytes(), ref.Bytes()))
+		return fmt.Errorf("parsing ours: %v, parsing expfmt's: %v\n%s", gotErr, wantErr, storetest.FirstDifference(ours.Bytes(), ref.Bytes()))
 	}
 	for _, name := range sortedKeys(got, want) {
 		if !proto.Equal(got[name], want[name]) {
-			return fmt.Errorf("family %q decodes differently:\nours:   %v\nexpfmt: %v\n%s", name, got[name], want[name], firstDifference(ours.Bytes(), ref.Bytes()))
+			return fmt.Errorf("family %q decodes differently:\nours:   %v\nexpfmt: %v\n%s", name, got[name], want[name], storetest.FirstDifference(ours.Bytes(), ref.Bytes()))
 		}
 	}
 	// The writer writes expfmt's bytes too; checked after the families, so
 	// that a difference that matters is reported as one, and also where
 	// neither output parses.
 	if !bytes.Equal(ours.Bytes(), ref.Bytes()) {
-		return fmt.Errorf("bytes differ\n%s", firstDifference(ours.Bytes(), ref.Bytes()))
+		return fmt.Errorf("bytes differ\n%s", storetest.FirstDifference(ours.Bytes(), ref.Bytes()))
 	}
 	return nil
 }
@@ -146,16 +107,9 @@ func compareOpenMetrics(st *store.Store, opts exposition.Options, scheme model.E
 		return fmt.Errorf("expfmt: %w", err)
 	}
 	if !bytes.Equal(ours.Bytes(), ref.Bytes()) {
-		return fmt.Errorf("bytes differ\n%s", firstDifference(ours.Bytes(), ref.Bytes()))
+		return fmt.Errorf("bytes differ\n%s", storetest.FirstDifference(ours.Bytes(), ref.Bytes()))
 	}
 	return nil
-}
-
-// decodeText decodes a text exposition as Prometheus would with UTF-8 names
-// allowed (a superset of what every scheme writes).
-func decodeText(body []byte) (map[string]*dto.MetricFamily, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(bytes.NewReader(body))
 }
 
 func sortedKeys(a, b map[string]*dto.MetricFamily) []string {
@@ -168,22 +122,4 @@ func sortedKeys(a, b map[string]*dto.MetricFamily) []string {
 	}
 	slices.Sort(keys)
 	return slices.Compact(keys)
-}
-
-// firstDifference shows the first line where two expositions differ.
-func firstDifference(ours, ref []byte) string {
-	a, b := strings.Split(string(ours), "\n"), strings.Split(string(ref), "\n")
-	for i := range max(len(a), len(b)) {
-		var x, y string
-		if i < len(a) {
-			x = a[i]
-		}
-		if i < len(b) {
-			y = b[i]
-		}
-		if x != y {
-			return fmt.Sprintf("line %d:\nours:   %q\nexpfmt: %q", i+1, x, y)
-		}
-	}
-	return "same bytes"
 }

@@ -1,16 +1,11 @@
-package agentprometheusexporter
+package scrape
 
 import (
-	"errors"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // Accept headers of real Prometheus servers, as they sent them to a target.
@@ -79,40 +74,7 @@ func TestNegotiate(t *testing.T) {
 			if tc.accept != "" {
 				h.Set("Accept", tc.accept)
 			}
-			assert.Equal(t, tc.want, negotiate(h, tc.openMetrics))
-		})
-	}
-}
-
-// TestUTF8NamesReachPrometheus3InProtobuf scrapes as Prometheus 3 does with
-// native histograms on: the names of a UTF-8 translation strategy come out
-// as they are, as in its OpenMetrics and text scrapes.
-func TestUTF8NamesReachPrometheus3InProtobuf(t *testing.T) {
-	for _, strategy := range []TranslationStrategy{NoUTF8EscapingWithSuffixes, NoTranslation} {
-		t.Run(string(strategy), func(t *testing.T) {
-			te := startExporter(t, func(c *Config) { c.TranslationStrategy = strategy })
-			md, ms := batch(agent)
-			gauge(ms, "café.queue.depth", 3, map[string]any{"café.table": "terrasse"})
-			te.consume(md)
-
-			body, hdr := te.scrapeRaw(acceptPrometheus3Native)
-			require.Equal(t, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8",
-				hdr.Get("Content-Type"))
-			// The decoder validates names by the escaping its format names.
-			dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.Format(hdr.Get("Content-Type")))
-			var got []string
-			for {
-				var mf dto.MetricFamily
-				err := dec.Decode(&mf)
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				require.NoError(t, err)
-				for _, m := range mf.GetMetric() {
-					got = append(got, mf.GetName()+labelString(m.GetLabel()))
-				}
-			}
-			assert.Contains(t, got, "café.queue.depth"+lbl("café.table=terrasse"))
+			assert.Equal(t, tc.want, Negotiate(h, tc.openMetrics))
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package agentprometheusexporter
+package scrape
 
 import (
 	"hash/crc32"

@@ -1,4 +1,4 @@
-package agentprometheusexporter // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+package scrape
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// negotiate picks a scrape's format as promhttp does (expfmt's negotiation,
+// Negotiate picks a scrape's format as promhttp does (expfmt's negotiation,
 // OpenMetrics only when enabled), with one correction: a protobuf scrape
 // takes its name escaping from the rest of the Accept header.
 //
@@ -21,7 +21,7 @@ import (
 // on. A scraper that names an escaping scheme for its other formats gets the
 // same scheme in protobuf; one that names none anywhere (Prometheus 2) still
 // gets underscores.
-func negotiate(h http.Header, openMetrics bool) expfmt.Format {
+func Negotiate(h http.Header, openMetrics bool) expfmt.Format {
 	var format expfmt.Format
 	if openMetrics {
 		format = expfmt.NegotiateIncludingOpenMetrics(h)

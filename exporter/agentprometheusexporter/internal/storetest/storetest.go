@@ -1,0 +1,107 @@
+// Package storetest fills a store as the exporter does, OTLP through the
+// converter, so that the packages that read a store (exposition, scrape)
+// test and benchmark themselves beside their code.
+package storetest // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+
+import (
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// Naming is what a translation_strategy asks of names.
+type Naming struct {
+	Strategy     string // its translation_strategy value
+	WithSuffixes bool
+	UTF8Allowed  bool
+}
+
+// The four translation strategies, as the exporter's configuration maps them.
+var (
+	UnderscoreEscapingWithSuffixes    = Naming{"UnderscoreEscapingWithSuffixes", true, false}
+	UnderscoreEscapingWithoutSuffixes = Naming{"UnderscoreEscapingWithoutSuffixes", false, false}
+	NoUTF8EscapingWithSuffixes        = Naming{"NoUTF8EscapingWithSuffixes", true, true}
+	NoTranslation                     = Naming{"NoTranslation", false, true}
+
+	AllNamings = []Naming{UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation}
+)
+
+func (n Naming) String() string { return n.Strategy }
+
+// Options are the settings of a Store beyond its naming; the zero value is
+// the exporter's defaults.
+type Options struct {
+	Naming Naming
+	// ResourceLabels are resource attributes made labels by name.
+	ResourceLabels []string
+	// WithoutScopeInfo leaves the otel_scope_* labels out.
+	WithoutScopeInfo bool
+	MaxSeries        int // 1,000,000 when 0
+	Claims           store.Claims
+}
+
+// Store is a store, its converter and the scrape options the exporter
+// would derive from them, on a clock of its own that starts at 2023-11-14.
+type Store struct {
+	*store.Store
+	Conv *convert.Converter
+	Expo exposition.Options
+	now  int64
+}
+
+// New is an empty Store.
+func New(tb testing.TB, o Options) *Store {
+	tb.Helper()
+	if o.Naming == (Naming{}) {
+		o.Naming = UnderscoreEscapingWithSuffixes
+	}
+	if o.MaxSeries == 0 {
+		o.MaxSeries = 1_000_000
+	}
+	descs, err := descriptors.NewCache(10_000)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &Store{Store: store.New(o.MaxSeries, 50_000, o.Claims), now: time.Unix(1_700_000_000, 0).UnixNano()}
+	var resourceLabels *convert.ResourceLabels
+	if len(o.ResourceLabels) > 0 {
+		resourceLabels = convert.NewResourceLabels(resourcetotelemetry.Settings{Included: o.ResourceLabels})
+	}
+	s.Conv = convert.New(convert.Options{
+		ConstLabels:      map[string]string{},
+		ResourceLabels:   resourceLabels,
+		WithoutScopeInfo: o.WithoutScopeInfo,
+		WithSuffixes:     o.Naming.WithSuffixes,
+		UTF8Allowed:      o.Naming.UTF8Allowed,
+	}, s.Store, descs, s.Now)
+	s.Expo = exposition.Options{SendTimestamps: true, TargetInfoName: s.Conv.TargetInfoName}
+	return s
+}
+
+// Of is a Store of naming that has consumed batches a minute apart.
+func Of(tb testing.TB, naming Naming, batches ...pmetric.Metrics) *Store {
+	tb.Helper()
+	s := New(tb, Options{Naming: naming})
+	for _, md := range batches {
+		s.Consume(md)
+		s.Advance(time.Minute)
+	}
+	return s
+}
+
+// Consume converts md into the store.
+func (s *Store) Consume(md pmetric.Metrics) convert.Stats { return s.Conv.ConsumeMetrics(md) }
+
+// Now is the Store's clock.
+func (s *Store) Now() int64 { return s.now }
+
+// Advance moves the Store's clock on. Not safe for use concurrent with
+// Consume.
+func (s *Store) Advance(d time.Duration) { s.now += int64(d) }

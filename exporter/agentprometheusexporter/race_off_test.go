@@ -1,5 +1,0 @@
-//go:build !race
-
-package agentprometheusexporter
-
-const raceEnabled = false

@@ -1,0 +1,98 @@
+package agentprometheusexporter
+
+import (
+	"bytes"
+	"compress/gzip"
+	"io"
+	"net/http"
+	"testing"
+
+	"errors"
+	"github.com/klauspost/compress/zstd"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"strings"
+)
+
+// TestScrapeCompressed scrapes with each coding and checks the body
+// decompresses to what an uncompressed scrape returns.
+func TestScrapeCompressed(t *testing.T) {
+	te := startExporter(t, nil)
+	te.consume(storetest.AgentBatch(0, 20))
+	fetch := func(acceptEncoding string) ([]byte, http.Header) {
+		req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+		// A transport of its own, so that Go's client does not unpack gzip.
+		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return body, resp.Header
+	}
+	plain, h := fetch("identity")
+	assert.Empty(t, h.Get("Content-Encoding"))
+	assert.Equal(t, "Accept-Encoding", h.Get("Vary"))
+	require.NotEmpty(t, plain)
+
+	for _, tc := range []struct {
+		acceptEncoding, contentEncoding string
+		open                            func(io.Reader) (io.Reader, error)
+	}{
+		{"gzip", "gzip", func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		{"gzip;q=0.5", "gzip", func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) }},
+		{"zstd", "zstd", func(r io.Reader) (io.Reader, error) { return zstd.NewReader(r) }},
+	} {
+		body, h := fetch(tc.acceptEncoding)
+		require.Equal(t, tc.contentEncoding, h.Get("Content-Encoding"), tc.acceptEncoding)
+		assert.Equal(t, "Accept-Encoding", h.Get("Vary"))
+		r, err := tc.open(bytes.NewReader(body))
+		require.NoError(t, err)
+		got, err := io.ReadAll(r)
+		require.NoError(t, err, tc.acceptEncoding)
+		assert.Equal(t, string(plain), string(got), tc.acceptEncoding)
+	}
+}
+
+// acceptPrometheus3Native: Prometheus 3.16 with scrape_native_histograms: true.
+const acceptPrometheus3Native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7," +
+	"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5," +
+	"text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+
+// TestUTF8NamesReachPrometheus3InProtobuf scrapes as Prometheus 3 does with
+// native histograms on: the names of a UTF-8 translation strategy come out
+// as they are, as in its OpenMetrics and text scrapes.
+func TestUTF8NamesReachPrometheus3InProtobuf(t *testing.T) {
+	for _, strategy := range []TranslationStrategy{NoUTF8EscapingWithSuffixes, NoTranslation} {
+		t.Run(string(strategy), func(t *testing.T) {
+			te := startExporter(t, func(c *Config) { c.TranslationStrategy = strategy })
+			md, ms := batch(agent)
+			gauge(ms, "café.queue.depth", 3, map[string]any{"café.table": "terrasse"})
+			te.consume(md)
+
+			body, hdr := te.scrapeRaw(acceptPrometheus3Native)
+			require.Equal(t, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8",
+				hdr.Get("Content-Type"))
+			// The decoder validates names by the escaping its format names.
+			dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.Format(hdr.Get("Content-Type")))
+			var got []string
+			for {
+				var mf dto.MetricFamily
+				err := dec.Decode(&mf)
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				require.NoError(t, err)
+				for _, m := range mf.GetMetric() {
+					got = append(got, mf.GetName()+labelString(m.GetLabel()))
+				}
+			}
+			assert.Contains(t, got, "café.queue.depth"+lbl("café.table=terrasse"))
+		})
+	}
+}
