@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -25,14 +26,7 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 	enc := expfmt.NewEncoder(w, format, encOpts...)
 	labels := parseLabels
 	if format.ToEscapingScheme() == model.UnderscoreEscaping {
-		// expfmt would escape label names by the rules of metric names; see
-		// appendUnderscored for the rule every format applies. This takes
-		// the set apart into pairs, as the writers do only when they must.
-		var sets labelSets
-		var memo nameMemo
-		labels = func(s string) []*dto.LabelPair {
-			return parseLabels(string(sets.appendPairs(nil, readPairs(s), model.UnderscoreEscaping, &memo)))
-		}
+		labels = underscoredLabels
 	}
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr(targetInfoHelp), Type: dto.MetricType_GAUGE.Enum()}
@@ -235,6 +229,40 @@ func parseLabels(s string) []*dto.LabelPair {
 	}
 	slices.SortFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
 	return pairs
+}
+
+// underscoredLabels are the pairs of a stored set with names escaped for a
+// scraper that takes underscores. expfmt would escape each label name by
+// the rules of metric names: "a.b" and "a_b" would become two labels named
+// a_b (which does not parse) and "a:b" would stay (not a valid label name).
+// The rule every format applies (appendUnderscored) escapes by the rules of
+// label names and makes names that become equal one label, their values
+// joined by promtext.Separator in name order. As the reference the writers
+// are tested against, this is built from Prometheus's escaping
+// (model.EscapeName, whose metric-name rules differ from label names' only
+// in ':') and shares no code with the writers'.
+func underscoredLabels(s string) []*dto.LabelPair {
+	pairs := parseLabels(s) // sorted by name
+	for _, p := range pairs {
+		if model.LabelName(p.GetName()).IsValidLegacy() {
+			continue
+		}
+		name := strings.ReplaceAll(model.EscapeName(p.GetName(), model.UnderscoreEscaping), ":", "_")
+		if name == model.MetricNameLabel {
+			name = promtext.ExportedNameLabel
+		}
+		p.Name = &name
+	}
+	slices.SortStableFunc(pairs, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+	merged := pairs[:0]
+	for _, p := range pairs {
+		if n := len(merged); n > 0 && merged[n-1].GetName() == p.GetName() {
+			merged[n-1].Value = ptr(merged[n-1].GetValue() + string(promtext.Separator) + p.GetValue())
+			continue
+		}
+		merged = append(merged, p)
+	}
+	return merged
 }
 
 // unescapeToQuote returns s up to its first unescaped double quote,

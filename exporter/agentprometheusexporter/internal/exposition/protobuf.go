@@ -702,13 +702,11 @@ func unescapedLen(s string) int {
 // appendLabelsSlow builds the pairs as WriteEncoded does and escapes them
 // as expfmt does. It allocates.
 func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingScheme) []byte {
+	pairs := parseLabels(labels)
 	if scheme == model.UnderscoreEscaping {
 		// The rule every format applies to label names (labelSets.appendUnderscored).
-		var sets labelSets
-		var memo nameMemo
-		labels = string(sets.appendPairs(nil, readPairs(labels), model.UnderscoreEscaping, &memo))
+		pairs = underscoredLabels(labels)
 	}
-	pairs := parseLabels(labels)
 	for _, l := range pairs {
 		name, value := l.GetName(), l.GetValue()
 		if scheme != model.NoEscaping {
