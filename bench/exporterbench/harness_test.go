@@ -29,6 +29,7 @@ import (
 	"github.com/statsgate/statsgate/bench/internal/promscrape"
 	"github.com/statsgate/statsgate/bench/internal/workload"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 const (
@@ -96,24 +97,13 @@ type instance struct {
 	logs *observer.ObservedLogs
 }
 
-func freeEndpoint(tb testing.TB) string {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("finding a free port: %v", err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
-
 // start creates and starts the named exporter. The caller shuts it down.
 func start(tb testing.TB, name string, s settings) *instance {
 	tb.Helper()
 	if s.expiration == 0 {
 		s.expiration = time.Hour
 	}
-	endpoint := freeEndpoint(tb)
+	endpoint := testnet.FreeEndpoint(tb)
 	var (
 		f   exporter.Factory
 		cfg any

@@ -11,6 +11,7 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // BenchmarkCardinality serves the cardinality view of 1M series (1000
@@ -26,7 +27,7 @@ func BenchmarkCardinality(b *testing.B) {
 	exp := benchExporter(b)
 	exp.cfg.Cardinality.Enabled = true
 	exp.cardinality, exp.changes = exp.newCardinalityView()
-	exp.cfg.Server.NetAddr.Endpoint = freeEndpoint(b)
+	exp.cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(b)
 	if err := exp.start(context.Background(), componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // floodLoad is one batch of a flooding agent: n series of "requests", each
@@ -378,7 +379,7 @@ func TestCardinalityScanStopsAtItsTimeout(t *testing.T) {
 func TestCardinalityBehindAnAuthenticator(t *testing.T) {
 	authID := component.MustNewID("testauth")
 	cfg := createDefaultConfig().(*Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	cfg.Scrape.DrainTimeout = 0
 	cfg.Server.Auth = configoptional.Some(confighttp.AuthConfig{Config: configauth.Config{AuthenticatorID: authID}})
 	cardinalityOn(cfg)

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // richAgent has resource attributes for the patterns to pick from.
@@ -106,7 +107,7 @@ func TestSendingQueueIsApplied(t *testing.T) {
 	set.TelemetrySettings = tel.NewTelemetrySettings()
 
 	cfg := createDefaultConfig().(*Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	cfg.Scrape.DrainTimeout = 0
 	queue := cfg.QueueBatchConfig.GetOrInsertDefault()
 	queue.QueueSize = 7

@@ -21,6 +21,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 func benchConfig() *Config {
@@ -233,7 +234,7 @@ func measureIngestPause(b *testing.B, exp *agentPrometheusExporter, request func
 // startedBenchExporter serves the bench exporter on a free loopback port.
 func startedBenchExporter(b *testing.B) (*agentPrometheusExporter, string) {
 	exp := benchExporter(b)
-	exp.cfg.Server.NetAddr.Endpoint = freeEndpoint(b)
+	exp.cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(b)
 	if err := exp.start(context.Background(), componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)
 	}

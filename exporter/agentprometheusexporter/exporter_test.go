@@ -3,10 +3,8 @@ package agentprometheusexporter
 import (
 	"context"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,33 +14,8 @@ import (
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
-
-// freeEndpoint returns a loopback address that nothing listens on, TCP or
-// UDP (a fleet's gossip takes both). The port is drawn below the kernel's
-// ephemeral range (32768 and up): a port of that range, freed here, can be
-// taken by any outgoing connection (memberlist's, another package's test)
-// before the exporter binds it, while no connection and no ":0" listener
-// takes a port below it.
-func freeEndpoint(t testing.TB) string {
-	t.Helper()
-	for range 100 {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(12000)))
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		pc, err := net.ListenPacket("udp", addr)
-		require.NoError(t, ln.Close())
-		if err != nil {
-			continue
-		}
-		require.NoError(t, pc.Close())
-		return addr
-	}
-	t.Fatal("no free port from 20000 to 31999 on 127.0.0.1")
-	return ""
-}
 
 func newTestExporter(t *testing.T, endpoint string) exporter.Metrics {
 	t.Helper()
@@ -64,7 +37,7 @@ func scrapeStatus(t *testing.T, endpoint string) int {
 }
 
 func TestLifecycleReleasesPort(t *testing.T) {
-	endpoint := freeEndpoint(t)
+	endpoint := testnet.FreeEndpoint(t)
 	ctx := context.Background()
 	host := componenttest.NewNopHost()
 
@@ -100,6 +73,6 @@ func TestStartFailsWhenPortIsTaken(t *testing.T) {
 }
 
 func TestShutdownWithoutStart(t *testing.T) {
-	exp := newTestExporter(t, freeEndpoint(t))
+	exp := newTestExporter(t, testnet.FreeEndpoint(t))
 	require.NoError(t, exp.Shutdown(context.Background()))
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // fleetKey writes a fleet key file as an operator would, and returns its
@@ -83,9 +84,9 @@ func TestAnAgentThatMovesLeavesTheReplicaItLeft(t *testing.T) {
 	keyFile, _ := fleetKey(t)
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
-	gossipA := freeEndpoint(t)
+	gossipA := testnet.FreeEndpoint(t)
 	a := startExporterWith(t, metadatatest.NewSettings(tel), inFleet(keyFile, gossipA))
-	b := startExporter(t, inFleet(keyFile, freeEndpoint(t), gossipA))
+	b := startExporter(t, inFleet(keyFile, testnet.FreeEndpoint(t), gossipA))
 	waitFleet(t, 2, a, b)
 	pa, pb := "127.0.0.1", "127.0.0.2" // two Prometheus servers scraping a
 	regularScrapers(a, pa, pb)
@@ -133,7 +134,7 @@ func TestAnAgentThatMovesLeavesTheReplicaItLeft(t *testing.T) {
 // replayed from the past changes nothing.
 func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 	keyFile, key := fleetKey(t)
-	gossip := freeEndpoint(t)
+	gossip := testnet.FreeEndpoint(t)
 	a := startExporter(t, inFleet(keyFile, gossip))
 	a.consume(agentExport(2*time.Minute, 20, 0, 0))
 	require.Contains(t, a.scrape(), "requests_total")
@@ -180,7 +181,7 @@ func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 
 func TestAReplicaWithoutPeersRunsAlone(t *testing.T) {
 	keyFile, _ := fleetKey(t)
-	a := startExporter(t, inFleet(keyFile, freeEndpoint(t)))
+	a := startExporter(t, inFleet(keyFile, testnet.FreeEndpoint(t)))
 	a.consume(agentExport(time.Minute, 10, 0, 0))
 	assert.Contains(t, a.scrape(), "requests_total")
 	assert.Equal(t, 1, a.exp.fleet.Load().node.Members())
@@ -201,8 +202,8 @@ func TestFleetKeyFileErrorsAreClear(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
-			cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
-			inFleet(tc.path, freeEndpoint(t))(cfg)
+			cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
+			inFleet(tc.path, testnet.FreeEndpoint(t))(cfg)
 			exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg, wallClock)
 			require.NoError(t, err)
 			err = exp.start(t.Context(), componenttest.NewNopHost())
@@ -216,7 +217,7 @@ func TestFleetKeyFileErrorsAreClear(t *testing.T) {
 		require.NoError(t, err)
 		defer l.Close()
 		cfg := createDefaultConfig().(*Config)
-		cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+		cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 		inFleet("", "127.0.0.1:"+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))(cfg)
 		exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(componenttest.NewTelemetry()), cfg, wallClock)
 		require.NoError(t, err)

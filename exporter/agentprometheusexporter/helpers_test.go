@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // fakeClock is a clock the test moves by hand; Tick fires the sweeper.
@@ -67,7 +68,7 @@ func startExporter(t *testing.T, configure func(*Config)) *testExporter {
 func startExporterWith(t *testing.T, set exporter.Settings, configure func(*Config)) *testExporter {
 	t.Helper()
 	cfg := createDefaultConfig().(*Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	// Tests stop at once; the drain's own tests set it.
 	cfg.Scrape.DrainTimeout = 0
 	if configure != nil {

@@ -25,6 +25,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // bulkyBatch is n gauge series of one agent whose label values are 20 KiB
@@ -259,7 +260,7 @@ func slowScrape(t *testing.T, endpoint string, rate int) {
 func TestShutdownCutsOffASlowScrape(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	cfg := createDefaultConfig().(*Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	cfg.Server.WriteTimeout = 0 // nothing but shutdown would end the scrape
 	cfg.Scrape.Timeout = 0
 	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), cfg, newFakeClock().clock())

@@ -19,6 +19,7 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 func TestSelfTelemetry(t *testing.T) {
@@ -91,7 +92,7 @@ func TestShutdownUnregistersTheGauges(t *testing.T) {
 	tel := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	cfg := createDefaultConfig().(*Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	cfg.Scrape.DrainTimeout = 0
 	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), cfg, newFakeClock().clock())
 	require.NoError(t, err)

@@ -3,13 +3,13 @@ package fleet
 import (
 	"crypto/rand"
 	"fmt"
-	mrand "math/rand/v2"
 	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -144,7 +144,7 @@ func TestStateExchangeDepartsWhatABroadcastCouldNotReach(t *testing.T) {
 func TestANodeAloneJoinsItsPeersOnceTheyAreThere(t *testing.T) {
 	key := newKey(t)
 	// b's peer is not listening yet: b starts alone and retries.
-	port := freeUDPAndTCPPort(t)
+	port := testnet.FreePort(t)
 	peer := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	b := startNode(t, "b", key, peer)
 	require.Equal(t, 1, b.Members())
@@ -156,29 +156,6 @@ func TestANodeAloneJoinsItsPeersOnceTheyAreThere(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { assert.NoError(t, a.Stop(time.Second)) }()
 	waitMembers(t, 2, b, &testNode{Node: a})
-}
-
-// freeUDPAndTCPPort returns a loopback port free for both, drawn below the
-// kernel's ephemeral range (32768 and up), which outgoing connections (b's
-// joins among them) take from: such a port, freed here, could be taken
-// before a binds it.
-func freeUDPAndTCPPort(t *testing.T) int {
-	for range 100 {
-		port := 20000 + mrand.IntN(12000)
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		u, err := net.ListenPacket("udp", addr)
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port for both UDP and TCP")
-	return 0
 }
 
 // Anyone who reaches the gossip port can send anything: packets and streams
