@@ -29,10 +29,10 @@ func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta
 	start := int64(dp.StartTimestamp())
 	// Without bucket counts the bounds describe nothing: count and sum only.
 	noBuckets := counts.Len() == 0
-	sameLayout := s.Native == nil && (noBuckets && s.Histogram == nil || !noBuckets && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds))
+	sameLayout := s.Native() == nil && (noBuckets && s.Histogram == nil || !noBuckets && s.Histogram != nil && boundsEqual(s.Histogram.Bounds, bounds))
 	// A family holds classic and exponential histograms alike; a series
 	// keeps the layout of its latest point only.
-	s.Native = nil
+	s.SetNative(nil)
 	continued := delta && existed && start == s.Timestamp && sameLayout
 	w.run(s, delta, continued, start, int64(dp.Timestamp()))
 	if continued {
@@ -54,7 +54,7 @@ func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta
 		}
 		s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), start, int64(dp.Timestamp())
 	}
-	s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
+	s.SetExemplars(w.exemplars(s.Exemplars(), dp.Exemplars()))
 }
 
 // bucketsMatchCount reports whether a point's buckets agree with its

@@ -205,7 +205,7 @@ func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool)
 	w.run(s, delta, continued, start, int64(dp.Timestamp()))
 	s.Value, s.Start, s.Timestamp = v, start, int64(dp.Timestamp())
 	if f.Kind == store.KindCounter {
-		s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
+		s.SetExemplars(w.exemplars(s.Exemplars(), dp.Exemplars()))
 	}
 }
 
@@ -226,9 +226,10 @@ func (w *worker) summary(f *store.Family, dp pmetric.SummaryDataPoint) {
 		return
 	}
 	qs := dp.QuantileValues()
-	s.Quantiles = s.Quantiles[:0]
+	quantiles := s.Quantiles()[:0]
 	for i := 0; i < qs.Len(); i++ {
-		s.Quantiles = append(s.Quantiles, store.Quantile{Quantile: qs.At(i).Quantile(), Value: qs.At(i).Value()})
+		quantiles = append(quantiles, store.Quantile{Quantile: qs.At(i).Quantile(), Value: qs.At(i).Value()})
 	}
+	s.SetQuantiles(quantiles)
 	s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), int64(dp.StartTimestamp()), int64(dp.Timestamp())
 }

@@ -39,10 +39,10 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 	}
 	start := int64(dp.StartTimestamp())
 	s.Histogram = nil // a family holds classic and exponential histograms alike
-	continued := delta && existed && start == s.Timestamp && s.Native != nil && s.Native.ZeroThreshold == zt
+	continued := delta && existed && start == s.Timestamp && s.Native() != nil && s.Native().ZeroThreshold == zt
 	w.run(s, delta, continued, start, int64(dp.Timestamp()))
 	if continued {
-		n := s.Native
+		n := s.Native()
 		to := min(n.Schema, schema)
 		pos, neg := downscale(n.Positive, n.Schema-to), downscale(n.Negative, n.Schema-to)
 		newPos, newNeg := fromOTLP(dp.Positive(), down+schema-to), fromOTLP(dp.Negative(), down+schema-to)
@@ -57,16 +57,16 @@ func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoin
 		s.Count += dp.Count()
 		s.Timestamp = int64(dp.Timestamp())
 	} else {
-		s.Native = &store.NativeHistogram{
+		s.SetNative(&store.NativeHistogram{
 			Schema:        schema,
 			ZeroThreshold: zt,
 			ZeroCount:     dp.ZeroCount(),
 			Positive:      fromOTLP(dp.Positive(), down),
 			Negative:      fromOTLP(dp.Negative(), down),
-		}
+		})
 		s.Value, s.Count, s.Start, s.Timestamp = dp.Sum(), dp.Count(), start, int64(dp.Timestamp())
 	}
-	s.Exemplars = w.exemplars(s.Exemplars, dp.Exemplars())
+	s.SetExemplars(w.exemplars(s.Exemplars(), dp.Exemplars()))
 }
 
 // validNative reports whether an exponential histogram point can be a

@@ -93,15 +93,15 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 		switch f.Kind {
 		case store.KindCounter:
 			m.Counter = &dto.Counter{Value: ptr(s.Value), CreatedTimestamp: created}
-			if n := len(s.Exemplars); n > 0 {
+			if n := len(s.Exemplars()); n > 0 {
 				// A counter carries one exemplar: the latest, as client_golang keeps.
-				m.Counter.Exemplar = exemplarDTO(s.Exemplars[n-1])
+				m.Counter.Exemplar = exemplarDTO(s.Exemplars()[n-1])
 			}
 		case store.KindGauge:
 			m.Gauge = &dto.Gauge{Value: ptr(s.Value)}
 		case store.KindSummary:
 			m.Summary = &dto.Summary{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
-			for _, q := range s.Quantiles {
+			for _, q := range s.Quantiles() {
 				m.Summary.Quantile = append(m.Summary.Quantile, &dto.Quantile{Quantile: ptr(q.Quantile), Value: ptr(q.Value)})
 			}
 		case store.KindHistogram:
@@ -121,7 +121,7 @@ func heldDTO(kind store.Kind, s *store.Series, m *dto.Metric) *dto.Metric {
 		return m
 	}
 	h := &dto.Histogram{SampleCount: ptr(uint64(0)), SampleSum: ptr(0.0), CreatedTimestamp: created}
-	if n := s.Native; n != nil {
+	if n := s.Native(); n != nil {
 		h.Schema, h.ZeroThreshold, h.ZeroCount = ptr(n.Schema), ptr(n.ZeroThreshold), ptr(uint64(0))
 		h.PositiveSpan = []*dto.BucketSpan{{Offset: ptr(int32(0)), Length: ptr(uint32(0))}}
 	} else if s.Histogram != nil {
@@ -135,13 +135,13 @@ func heldDTO(kind store.Kind, s *store.Series, m *dto.Metric) *dto.Metric {
 
 func histogramDTO(s *store.Series, created *timestamppb.Timestamp) *dto.Histogram {
 	h := &dto.Histogram{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
-	if n := s.Native; n != nil {
+	if n := s.Native(); n != nil {
 		h.Schema = ptr(n.Schema)
 		h.ZeroThreshold = ptr(n.ZeroThreshold)
 		h.ZeroCount = ptr(n.ZeroCount)
 		h.PositiveSpan, h.PositiveDelta = spansAndDeltas(n.Positive)
 		h.NegativeSpan, h.NegativeDelta = spansAndDeltas(n.Negative)
-		for _, e := range s.Exemplars {
+		for _, e := range s.Exemplars() {
 			h.Exemplars = append(h.Exemplars, exemplarDTO(e))
 		}
 		if len(h.PositiveSpan) == 0 && len(h.NegativeSpan) == 0 {
@@ -160,7 +160,7 @@ func histogramDTO(s *store.Series, created *timestamppb.Timestamp) *dto.Histogra
 	}
 	// Each exemplar goes to the first bucket whose bound is not below it; one
 	// above every bound needs an explicit +Inf bucket, as client_golang adds.
-	for _, e := range s.Exemplars {
+	for _, e := range s.Exemplars() {
 		i := sort.SearchFloat64s(bounds, e.Value)
 		if i == len(bounds) && len(h.Bucket) == len(bounds) {
 			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: ptr(posInf), CumulativeCount: ptr(s.Count)})

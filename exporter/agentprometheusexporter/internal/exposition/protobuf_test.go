@@ -119,7 +119,7 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts.add("gauge", store.KindGauge, `a="`+string(bytes.Repeat([]byte("v"), 300))+`"`, func(s *store.Series) { s.Value = -0.0 })
 	ts.add("counter_total", store.KindCounter, `a="1"`, func(s *store.Series) {
 		s.Value, s.Start = 7, 1_600_000_000_000_000_001
-		s.Exemplars = []store.Exemplar{exemplar(1, 0), exemplar(2, 1_700_000_000_500_000_000)}
+		s.SetExemplars([]store.Exemplar{exemplar(1, 0), exemplar(2, 1_700_000_000_500_000_000)})
 	})
 	ts.add("counter_total", store.KindCounter, `a="2"`, func(s *store.Series) { s.Value, s.Start = 1, 999_999_999 }) // start too early to be a created time
 	ts.add("counter_total", store.KindCounter, `a="held"`, func(s *store.Series) {
@@ -127,19 +127,19 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	})
 	ts.add("summary", store.KindSummary, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 10, 4, 1_600_000_000_000_000_000
-		s.Quantiles = []store.Quantile{{Quantile: 0.5, Value: 1}, {Quantile: 0.99, Value: math.NaN()}}
+		s.SetQuantiles([]store.Quantile{{Quantile: 0.5, Value: 1}, {Quantile: 0.99, Value: math.NaN()}})
 	})
 	ts.add("summary", store.KindSummary, `a="2"`, func(s *store.Series) {})
 	ts.add("classic", store.KindHistogram, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 12.5, 1<<40, 1_600_000_000_000_000_000
 		s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{1, 200, 1 << 35}}
 		// Two in one bucket (the later wins), one on a bound, two above every bound, a NaN.
-		s.Exemplars = []store.Exemplar{exemplar(0.7, 1), exemplar(0.9, 2), exemplar(5, 0), exemplar(7, 3), exemplar(9, 4), exemplar(math.NaN(), 5)}
+		s.SetExemplars([]store.Exemplar{exemplar(0.7, 1), exemplar(0.9, 2), exemplar(5, 0), exemplar(7, 3), exemplar(9, 4), exemplar(math.NaN(), 5)})
 	})
 	ts.add("classic", store.KindHistogram, `a="2"`, func(s *store.Series) {
 		s.Count = 3
 		s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{0, 0, 3}}
-		s.Exemplars = []store.Exemplar{exemplar(-1, 0)}
+		s.SetExemplars([]store.Exemplar{exemplar(-1, 0)})
 	})
 	ts.add("classic", store.KindHistogram, `a="held"`, func(s *store.Series) {
 		s.Count, s.Start, s.RunStarted = 3, 1_600_000_000_000_000_000, 100
@@ -148,22 +148,22 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts.add("classic", store.KindHistogram, `a="no buckets"`, func(s *store.Series) { s.Count, s.Value = 1, 1 })
 	ts.add("native", store.KindHistogram, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 3, 9, 1_600_000_000_000_000_000
-		s.Native = &store.NativeHistogram{Schema: -2, ZeroThreshold: 1e-9, ZeroCount: 1,
+		s.SetNative(&store.NativeHistogram{Schema: -2, ZeroThreshold: 1e-9, ZeroCount: 1,
 			Positive: store.Buckets{Offset: -3, Counts: []uint64{1, 2, 0, 0, 4, 0, 1}},
 			Negative: store.Buckets{Offset: 5, Counts: []uint64{0, 3, 300}},
-		}
-		s.Exemplars = []store.Exemplar{exemplar(0.1, 1_700_000_000_000_000_000), exemplar(-4, 1_700_000_000_000_000_001)}
+		})
+		s.SetExemplars([]store.Exemplar{exemplar(0.1, 1_700_000_000_000_000_000), exemplar(-4, 1_700_000_000_000_000_001)})
 	})
 	ts.add("native", store.KindHistogram, `a="empty"`, func(s *store.Series) {
-		s.Native = &store.NativeHistogram{Schema: 8}
+		s.SetNative(&store.NativeHistogram{Schema: 8})
 	})
 	ts.add("native", store.KindHistogram, `a="negative only"`, func(s *store.Series) {
 		s.Count = 2
-		s.Native = &store.NativeHistogram{Schema: 0, Negative: store.Buckets{Offset: -1, Counts: []uint64{2}}}
+		s.SetNative(&store.NativeHistogram{Schema: 0, Negative: store.Buckets{Offset: -1, Counts: []uint64{2}}})
 	})
 	ts.add("native", store.KindHistogram, `a="held"`, func(s *store.Series) {
 		s.Count, s.Start, s.RunStarted = 2, 1_600_000_000_000_000_000, 100
-		s.Native = &store.NativeHistogram{Schema: 3, ZeroThreshold: 0.5, Positive: store.Buckets{Counts: []uint64{2}}}
+		s.SetNative(&store.NativeHistogram{Schema: 3, ZeroThreshold: 0.5, Positive: store.Buckets{Counts: []uint64{2}}})
 	})
 	ts.add("native", store.KindHistogram, `a="hidden"`, func(s *store.Series) { s.RunStarted = 1000 })
 	ts.add("only_hidden", store.KindGauge, `a="1"`, func(s *store.Series) { s.RunStarted = 1000 })

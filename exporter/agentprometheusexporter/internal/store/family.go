@@ -97,7 +97,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Reso
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, hash: hash, index: int32(len(f.series)), family: f, Resource: res, updated: now, born: st.births.Add(1)}
+	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, index: int32(len(f.series)), family: f, Resource: res, updated: now, born: st.births.Add(1)}
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {
@@ -156,12 +156,13 @@ func (f *Family) delete(names *LabelNames, values []byte, hash uint64) bool {
 // began (Release.Horizon).
 func (f *Family) remove(i int32) {
 	s := f.series[i]
-	if j, ok := f.index[s.hash]; ok && j == i {
-		delete(f.index, s.hash)
+	hash := s.hash()
+	if j, ok := f.index[hash]; ok && j == i {
+		delete(f.index, hash)
 		// Promote an overflow series with the same hash into the index.
 		for l, k := range f.overflow {
-			if f.series[k].hash == s.hash {
-				f.index[s.hash] = k
+			if f.series[k].hash() == hash {
+				f.index[hash] = k
 				delete(f.overflow, l)
 				break
 			}
@@ -174,8 +175,9 @@ func (f *Family) remove(i int32) {
 		moved := f.series[last]
 		moved.index = i
 		f.series[i] = moved
-		if j, ok := f.index[moved.hash]; ok && j == last {
-			f.index[moved.hash] = i
+		movedHash := moved.hash()
+		if j, ok := f.index[movedHash]; ok && j == last {
+			f.index[movedHash] = i
 		} else {
 			f.overflow[moved.Labels.overflowKey()] = i
 		}

@@ -1,23 +1,21 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
+import "github.com/cespare/xxhash/v2"
+
 // Series is the latest state of one exposed series. Fields are written by
 // ingestion under the family's write lock and read by scrapes under its read lock.
+//
+// Its fields are laid out to fill the 128-byte size class: what few series
+// have (exponential buckets, quantiles, exemplars) is kept apart, and the
+// hash of the labels is computed again when the series is removed.
 type Series struct {
 	// Labels is the series' identity in its family: its label names,
 	// shared with the other series of those names, and its own values.
-	Labels  LabelSet
-	hash    uint64
-	index   int32  // position in its family
-	member  int32  // position among its resource's members
-	removed bool   // taken out of its family; position hints must not reuse it
-	born    uint64 // the store's birth number of the series (Store.Horizon)
-	// Delta says that the series accumulates deltas: its value exists
-	// nowhere else until every scraper has taken it.
-	Delta    bool
+	Labels   LabelSet
 	family   *Family
 	Resource *Resource
-
-	updated int64 // store clock at the last update, unix nanoseconds
+	born     uint64 // the store's birth number of the series (Store.Horizon)
+	updated  int64  // store clock at the last update, unix nanoseconds
 
 	Timestamp int64 // point time, unix nanoseconds
 	Start     int64 // point start time (the created timestamp), 0 when unknown
@@ -30,10 +28,79 @@ type Series struct {
 	Value float64 // gauge or counter value; the sum of a histogram or summary
 	Count uint64  // observations of a histogram or summary
 
-	Histogram *Histogram       // explicit-bucket histograms
-	Native    *NativeHistogram // exponential histograms
-	Quantiles []Quantile       // summaries
-	Exemplars []Exemplar
+	Histogram *Histogram // explicit-bucket histograms
+	rare      *rare
+
+	index   int32 // position in its family
+	member  int32 // position among its resource's members
+	removed bool  // taken out of its family; position hints must not reuse it
+	// Delta says that the series accumulates deltas: its value exists
+	// nowhere else until every scraper has taken it.
+	Delta bool
+}
+
+// rare holds what few series have.
+type rare struct {
+	native    *NativeHistogram
+	quantiles []Quantile
+	exemplars []Exemplar
+}
+
+// Native is the series' exponential histogram, nil for any other kind.
+func (s *Series) Native() *NativeHistogram {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.native
+}
+
+// Quantiles are a summary's quantiles.
+func (s *Series) Quantiles() []Quantile {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.quantiles
+}
+
+// Exemplars are the series' exemplars, in the order of their point.
+func (s *Series) Exemplars() []Exemplar {
+	if s.rare == nil {
+		return nil
+	}
+	return s.rare.exemplars
+}
+
+// SetNative sets the exponential histogram; nil removes it.
+func (s *Series) SetNative(n *NativeHistogram) {
+	if n != nil || s.rare != nil {
+		s.rareOnes().native = n
+	}
+}
+
+// SetQuantiles sets a summary's quantiles; the series keeps q.
+func (s *Series) SetQuantiles(q []Quantile) {
+	if q != nil || s.rare != nil {
+		s.rareOnes().quantiles = q
+	}
+}
+
+// SetExemplars sets the exemplars; the series keeps e.
+func (s *Series) SetExemplars(e []Exemplar) {
+	if e != nil || s.rare != nil {
+		s.rareOnes().exemplars = e
+	}
+}
+
+func (s *Series) rareOnes() *rare {
+	if s.rare == nil {
+		s.rare = &rare{}
+	}
+	return s.rare
+}
+
+// hash is the hash its family indexes the series by (hashSet).
+func (s *Series) hash() uint64 {
+	return xxhash.Sum64String(s.Labels.Values) ^ s.Labels.Names.hash
 }
 
 // Histogram holds cumulative bucket counts for the shared Bounds.

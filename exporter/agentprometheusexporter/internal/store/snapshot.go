@@ -90,7 +90,7 @@ func (sc *SnapshotScratch) copy(s *Series, held bool) Snapshot {
 	if h := s.Histogram; h != nil {
 		snap.Bounds, snap.Cumulative = h.Bounds, sc.appendCounts(h.Cumulative, held)
 	}
-	if n := s.Native; n != nil {
+	if n := s.Native(); n != nil {
 		ns := NativeSnapshot{Schema: n.Schema, ZeroThreshold: n.ZeroThreshold}
 		if !held {
 			ns.ZeroCount = n.ZeroCount
@@ -100,14 +100,14 @@ func (sc *SnapshotScratch) copy(s *Series, held bool) Snapshot {
 		sc.natives = append(sc.natives, ns)
 		snap.Native = &sc.natives[len(sc.natives)-1]
 	}
-	if len(s.Quantiles) > 0 && !held {
+	if q := s.Quantiles(); len(q) > 0 && !held {
 		from := len(sc.quantiles)
-		sc.quantiles = append(sc.quantiles, s.Quantiles...)
+		sc.quantiles = append(sc.quantiles, q...)
 		snap.Quantiles = sc.quantiles[from:len(sc.quantiles):len(sc.quantiles)]
 	}
-	if len(s.Exemplars) > 0 && !held {
+	if e := s.Exemplars(); len(e) > 0 && !held {
 		from := len(sc.exemplars)
-		sc.exemplars = append(sc.exemplars, s.Exemplars...)
+		sc.exemplars = append(sc.exemplars, e...)
 		snap.Exemplars = sc.exemplars[from:len(sc.exemplars):len(sc.exemplars)]
 	}
 	return snap
