@@ -18,7 +18,7 @@ func TestCardinalityCounts(t *testing.T) {
 	upsert := func(f *Family, r *Resource, labels string, now int64) Outcome {
 		f.lock()
 		defer f.mu.Unlock()
-		_, out := upsertText(t, f, labels, 0, r, now)
+		_, out := upsertText(t, f, labels, r, now)
 		return out
 	}
 	for _, l := range []string{`id="1"`, `id="2"`, `id="3"`, `id="4"`} {
@@ -42,7 +42,7 @@ func TestCardinalityCounts(t *testing.T) {
 	// A deletion and an expiry give the slots back; a resource holding
 	// nothing more in a family no longer counts as one of its senders.
 	g.lock()
-	require.True(t, deleteText(t, g, `k="a"`, 0))
+	require.True(t, deleteText(t, g, `k="a"`))
 	g.mu.Unlock()
 	assert.Equal(t, FamilyStat{Family: g, Series: 3, Resources: 1}, g.Stat())
 	assert.Equal(t, 1, st.Sweep(2)) // c's k="a" was last updated at 1
@@ -62,7 +62,7 @@ func TestScanChunk(t *testing.T) {
 		if i%2 == 1 {
 			r = b
 		}
-		_, out := upsertText(t, f, l, 0, r, 1)
+		_, out := upsertText(t, f, l, r, 1)
 		require.Equal(t, Created, out)
 	}
 	f.mu.Unlock()

@@ -16,7 +16,7 @@ func put(t *testing.T, st *Store, name, labels string, res *Resource, ts int64, 
 	require.True(t, ok)
 	f.lock()
 	defer f.mu.Unlock()
-	s, out := upsertText(t, f, labels, 0, res, ts)
+	s, out := upsertText(t, f, labels, res, ts)
 	require.NotNil(t, s, "%v", out)
 	s.Timestamp, s.Delta = ts, delta
 	if delta {
@@ -96,7 +96,7 @@ func TestResourceMembersFollowEveryRemoval(t *testing.T) {
 	}
 	f3, _ := st.Family("f3_total", KindCounter, "", "")
 	f3.lock()
-	require.True(t, deleteText(t, f3, `i="3"`, 0))
+	require.True(t, deleteText(t, f3, `i="3"`))
 	f3.mu.Unlock()
 	assert.Equal(t, n/2-1, len(membersOf(agents[1])))
 

@@ -24,6 +24,10 @@ type Family struct {
 	// rare series whose hash another label set already took.
 	index    map[uint64]int32
 	overflow map[overflowKey]int32
+	// deleted counts the removals from index since it was last rebuilt: Go
+	// maps never shrink, and one that entries churn through keeps growing
+	// its table (see compact).
+	deleted int
 	// hints remember, per resource, the series each point position of its
 	// previous batch resolved to: agents send the same shape every time, so
 	// most points find their series without hashing or probing the index.
@@ -159,6 +163,7 @@ func (f *Family) remove(i int32) {
 	hash := s.hash()
 	if j, ok := f.index[hash]; ok && j == i {
 		delete(f.index, hash)
+		f.deleted++
 		// Promote an overflow series with the same hash into the index.
 		for l, k := range f.overflow {
 			if f.series[k].hash() == hash {
@@ -189,6 +194,22 @@ func (f *Family) remove(i int32) {
 	f.hold(s.Resource, -1)
 	s.Resource.series.Add(-1)
 	f.store.total.Add(-1)
+}
+
+// compact rebuilds the index once more entries have been deleted from it
+// than it holds: a map that series churn through (agents replaced by new
+// ones) otherwise grows its table with every generation (BenchmarkChurn's
+// heap growth). The copy costs a pass over the index, no more often than
+// once per as many removals. Call with the family locked.
+func (f *Family) compact() {
+	if f.deleted < 1024 || f.deleted < len(f.index) {
+		return
+	}
+	index := make(map[uint64]int32, len(f.index))
+	for h, i := range f.index {
+		index[h] = i
+	}
+	f.index, f.deleted = index, 0
 }
 
 // Len is the number of series now.
@@ -233,6 +254,7 @@ func (f *Family) sweep(cutoff int64) (expired int, empty bool) {
 		f.mu.Unlock()
 	}
 	f.mu.Lock()
+	f.compact()
 	// Forget the hints of resources that hold nothing any more.
 	for res := range f.hints {
 		if res.series.Load() == 0 {

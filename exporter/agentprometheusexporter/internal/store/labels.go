@@ -123,7 +123,25 @@ func NextValue(values string) (value, rest string, ok bool) {
 }
 
 // hashSet is the hash of a set by its content.
-func hashSet(names *LabelNames, values []byte) uint64 { return xxhash.Sum64(values) ^ names.hash }
+func hashSet(names *LabelNames, values []byte) uint64 {
+	return collide(xxhash.Sum64(values) ^ names.hash)
+}
+
+// hashValues is hashSet of a stored set.
+func hashValues(names *LabelNames, values string) uint64 {
+	return collide(xxhash.Sum64String(values) ^ names.hash)
+}
+
+// allCollideForTests makes every set hash alike, so that tests reach the
+// paths of colliding sets. Never set outside tests.
+var allCollideForTests bool
+
+func collide(h uint64) uint64 {
+	if allCollideForTests {
+		return 42
+	}
+	return h
+}
 
 // is reports whether s is the set of names and values.
 func (s *LabelSet) is(names *LabelNames, values []byte) bool {

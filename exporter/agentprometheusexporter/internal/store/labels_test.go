@@ -16,22 +16,15 @@ func parsed(t testing.TB, labels string) (*LabelNames, []byte) {
 	return s.Names, []byte(s.Values)
 }
 
-// upsertText upserts the series of a set written as text; hash 0 is the
-// set's own.
-func upsertText(t testing.TB, f *Family, labels string, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+// upsertText upserts the series of a set written as text.
+func upsertText(t testing.TB, f *Family, labels string, res *Resource, now int64) (*Series, Outcome) {
 	names, values := parsed(t, labels)
-	if hash == 0 {
-		hash = hashSet(names, values)
-	}
-	return f.upsert(names, values, hash, res, now)
+	return f.upsert(names, values, hashSet(names, values), res, now)
 }
 
-func deleteText(t testing.TB, f *Family, labels string, hash uint64) bool {
+func deleteText(t testing.TB, f *Family, labels string) bool {
 	names, values := parsed(t, labels)
-	if hash == 0 {
-		hash = hashSet(names, values)
-	}
-	return f.delete(names, values, hash)
+	return f.delete(names, values, hashSet(names, values))
 }
 
 func TestLabelSetTextRoundTrips(t *testing.T) {
@@ -71,12 +64,12 @@ func TestSetsOfOtherNamesAreOtherSeries(t *testing.T) {
 	res := st.Resource([]byte("j\xffi"), 0)
 	f.lock()
 	defer f.mu.Unlock()
-	a, out := upsertText(t, f, `a="x"`, 0, res, 1)
+	a, out := upsertText(t, f, `a="x"`, res, 1)
 	require.Equal(t, Created, out)
-	b, out := upsertText(t, f, `b="x"`, 0, res, 1)
+	b, out := upsertText(t, f, `b="x"`, res, 1)
 	require.Equal(t, Created, out, "same value, other name")
 	require.NotSame(t, a, b)
-	again, out := upsertText(t, f, `a="x"`, 0, res, 2)
+	again, out := upsertText(t, f, `a="x"`, res, 2)
 	assert.Equal(t, Updated, out, "a set of names built again finds its series")
 	assert.Same(t, a, again)
 }

@@ -1,7 +1,5 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
-import "github.com/cespare/xxhash/v2"
-
 // Series is the latest state of one exposed series. Fields are written by
 // ingestion under the family's write lock and read by scrapes under its read lock.
 //
@@ -99,9 +97,7 @@ func (s *Series) rareOnes() *rare {
 }
 
 // hash is the hash its family indexes the series by (hashSet).
-func (s *Series) hash() uint64 {
-	return xxhash.Sum64String(s.Labels.Values) ^ s.Labels.Names.hash
-}
+func (s *Series) hash() uint64 { return hashValues(s.Labels.Names, s.Labels.Values) }
 
 // Histogram holds cumulative bucket counts for the shared Bounds.
 type Histogram struct {

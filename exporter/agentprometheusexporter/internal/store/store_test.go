@@ -21,29 +21,30 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 	f, ok := st.Family("g", KindGauge, "", "")
 	require.True(t, ok)
 	res := st.Resource([]byte("job\xffinst"), 0)
-	const sameHash = 42
+	allCollideForTests = true
+	defer func() { allCollideForTests = false }()
 	f.lock()
-	a, out := upsertText(t, f, `k="a"`, sameHash, res, 1)
+	a, out := upsertText(t, f, `k="a"`, res, 1)
 	require.Equal(t, Created, out)
-	b, out := upsertText(t, f, `k="b"`, sameHash, res, 1)
+	b, out := upsertText(t, f, `k="b"`, res, 1)
 	require.Equal(t, Created, out)
-	c, out := upsertText(t, f, `k="c"`, sameHash, res, 1)
+	c, out := upsertText(t, f, `k="c"`, res, 1)
 	require.Equal(t, Created, out)
 	require.NotSame(t, a, b)
 
-	again, out := upsertText(t, f, `k="b"`, sameHash, res, 2)
+	again, out := upsertText(t, f, `k="b"`, res, 2)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, again)
 
 	// Removing the indexed series promotes a colliding one into the index.
-	require.True(t, deleteText(t, f, `k="a"`, sameHash))
-	got, out := upsertText(t, f, `k="c"`, sameHash, res, 3)
+	require.True(t, deleteText(t, f, `k="a"`))
+	got, out := upsertText(t, f, `k="c"`, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, c, got)
-	got, out = upsertText(t, f, `k="b"`, sameHash, res, 3)
+	got, out = upsertText(t, f, `k="b"`, res, 3)
 	assert.Equal(t, Updated, out)
 	assert.Same(t, b, got)
-	assert.False(t, deleteText(t, f, `k="a"`, sameHash))
+	assert.False(t, deleteText(t, f, `k="a"`))
 	f.mu.Unlock()
 
 	assert.Equal(t, []string{`k="b"`, `k="c"`}, labelsOf(f))
@@ -58,7 +59,7 @@ func TestLimits(t *testing.T) {
 	f.lock()
 	defer f.mu.Unlock()
 	upsert := func(r *Resource, l string) Outcome {
-		_, out := upsertText(t, f, `k="`+l+`"`, 0, r, 0)
+		_, out := upsertText(t, f, `k="`+l+`"`, r, 0)
 		return out
 	}
 	assert.Equal(t, Created, upsert(r1, "x"))
@@ -85,11 +86,11 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 		if i%3 == 0 {
 			updated = 100
 		}
-		upsertText(t, f, string(l), 0, res, updated)
+		upsertText(t, f, string(l), res, updated)
 	}
 	f.mu.Unlock()
 	other.lock()
-	upsertText(t, other, `x="1"`, 0, res, 0)
+	upsertText(t, other, `x="1"`, res, 0)
 	other.mu.Unlock()
 
 	expired := st.Sweep(50)
@@ -121,7 +122,7 @@ func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 	f.lock()
 	for i := range n {
 		l := fmt.Appendf(nil, `i="%d"`, i)
-		upsertText(t, f, string(l), 0, res, 0)
+		upsertText(t, f, string(l), res, 0)
 	}
 	f.mu.Unlock()
 	seen := map[string]int{}
@@ -204,7 +205,7 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 	// A family swept away frees its names.
 	res := st.Resource([]byte("j\xffi"), 0)
 	h.lock()
-	upsertText(t, h, `k="v"`, 0, res, 0)
+	upsertText(t, h, `k="v"`, res, 0)
 	h.mu.Unlock()
 	st.Sweep(1)
 	_, ok = st.Family("h_count", KindGauge, "", "")
@@ -222,7 +223,7 @@ func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
 		f, _ := st.Family("g", KindGauge, "", "")
 		f.lock()
 		for i := range 3 {
-			upsertText(t, f, fmt.Sprintf(`i="%d"`, i), 0, res, int64(10*(i+1)))
+			upsertText(t, f, fmt.Sprintf(`i="%d"`, i), res, int64(10*(i+1)))
 		}
 		f.mu.Unlock()
 
@@ -245,7 +246,7 @@ func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
 		// agent sends it again.
 		require.Equal(t, 1, st.Sweep(15))
 		f.lock()
-		_, outcome := upsertText(t, f, `i="0"`, 0, res, 40)
+		_, outcome := upsertText(t, f, `i="0"`, res, 40)
 		f.mu.Unlock()
 		require.Equal(t, Created, outcome)
 		for more := true; more; {
@@ -255,4 +256,32 @@ func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
 	}
 	assert.Equal(t, []string{`i="0"`, `i="1"`, `i="0"`}, walk(false), "without the horizon the walk writes i=\"0\" twice")
 	assert.Equal(t, []string{`i="0"`, `i="1"`}, walk(true), "once; i=\"2\", moved behind the walk, is missed as before, never written twice")
+}
+
+// A family whose series churn (agents replaced by new ones) rebuilds its
+// index once more entries have been deleted from it than it holds, and
+// finds every series through it afterwards.
+func TestChurnRebuildsTheIndex(t *testing.T) {
+	st := New(1<<20, 1<<20, Claims{})
+	res := st.Resource([]byte("j\xffi"), 0)
+	f, _ := st.Family("g", KindGauge, "", "")
+	const live = 2000
+	for gen := range 3 {
+		f.lock()
+		for i := range live {
+			upsertText(t, f, fmt.Sprintf(`gen="%d",i="%d"`, gen, i), res, int64(gen+1))
+		}
+		f.mu.Unlock()
+		st.Sweep(int64(gen + 1)) // the generation before goes
+		f.mu.RLock()
+		assert.Len(t, f.index, live, "generation %d", gen)
+		assert.Less(t, f.deleted, live, "the index is rebuilt once more than it holds were deleted")
+		f.mu.RUnlock()
+	}
+	f.lock()
+	defer f.mu.Unlock()
+	for i := range live {
+		_, out := upsertText(t, f, fmt.Sprintf(`gen="2",i="%d"`, i), res, 4)
+		require.Equal(t, Updated, out, "series %d found after the rebuild", i)
+	}
 }
