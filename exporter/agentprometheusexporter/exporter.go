@@ -74,6 +74,7 @@ type agentPrometheusExporter struct {
 	scrapes  *scrape.Coalescer
 	scrapers *scrape.Scrapers
 	encoder  scrape.Encoder
+	deltas   scrape.Deltas
 	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
 	// noDeadlines warns once when the server's middleware hides the
 	// connection's write deadline, without which no scrape can be cut off.
@@ -145,6 +146,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		Options:  exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
 		Scrapers: e.scrapers,
 	}
+	e.deltas = scrape.Deltas{Store: st, Scrapers: e.scrapers, Coalescer: e.scrapes, Now: func() int64 { return clk.now().UnixNano() }, Logger: set.Logger}
 	e.cardinality, e.changes = e.newCardinalityView()
 	for o := range e.outcomeOpts {
 		e.outcomeOpts[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
@@ -318,7 +320,7 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	if e.server == nil {
 		return e.stopFleet()
 	}
-	e.drainDeltas(ctx)
+	e.deltas.Drain(ctx, e.cfg.Scrape.DrainTimeout)
 	fleetErr := e.stopFleet()
 	// Scrapes in flight get a grace period to finish, then are cut off: a
 	// stalled scraper must not hold the collector's shutdown.
@@ -335,54 +337,6 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	<-e.serveDone
 	e.server, e.serveDone = nil, nil
 	return errors.Join(err, fleetErr)
-}
-
-// drainPoll is how often shutdown looks whether the scrapers have come.
-const drainPoll = 20 * time.Millisecond
-
-// drainDeltas waits, for at most scrape::drain_timeout, until every regular
-// scraper has taken the deltas accumulated since its last scrape: they exist
-// nowhere else, and a gateway that stops before that loses them. It runs
-// after the receivers stopped, so nothing new arrives meanwhile. A scrape
-// shows a new run of deltas only after two others (store.Series.Shown): the
-// drain first waits until every run shows its value, then for a scrape of
-// every scraper that began after the last delta and after that.
-func (e *agentPrometheusExporter) drainDeltas(ctx context.Context) {
-	deltas := e.store.DeltasAt()
-	timeout := e.cfg.Scrape.DrainTimeout
-	now := e.clock.now().UnixNano()
-	if timeout <= 0 || deltas == 0 || e.scrapers.RegularCount(now) == 0 {
-		return
-	}
-	began := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	e.set.Logger.Info("Waiting for scrapers to take the last deltas", zap.Duration("drain_timeout", timeout))
-	runs := e.store.RunAt()
-	if !e.waitRelease(ctx, func(r store.Release) bool { return r.Value >= runs }) {
-		return
-	}
-	after := max(deltas, e.clock.now().UnixNano(), e.scrapes.LastStamp()) + 1
-	if e.waitRelease(ctx, func(r store.Release) bool { return r.Zero >= after }) {
-		e.set.Logger.Info("Scrapers took the last deltas", zap.Duration("waited", time.Since(began)))
-	}
-}
-
-// waitRelease waits until the scrapers' release satisfies done, and reports
-// whether that happened before ctx ended.
-func (e *agentPrometheusExporter) waitRelease(ctx context.Context, done func(store.Release) bool) bool {
-	t := time.NewTicker(drainPoll)
-	defer t.Stop()
-	for !done(e.scrapers.Release(e.clock.now().UnixNano())) {
-		select {
-		case <-ctx.Done():
-			e.set.Logger.Warn("Stopping before every scraper took the last deltas; their values since the last scrape are lost",
-				zap.Error(ctx.Err()))
-			return false
-		case <-t.C:
-		}
-	}
-	return true
 }
 
 // scrapeFormat labels a negotiated format in self-telemetry.

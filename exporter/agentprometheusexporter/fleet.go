@@ -15,42 +15,18 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-const (
-	// departBacklog bounds the departures waiting to be applied; one more
-	// is dropped (counted) and its resource expires instead.
-	departBacklog = 4096
-	// departPoll is how often departed resources' held deltas are checked
-	// against what the scrapers have taken.
-	departPoll = 100 * time.Millisecond
-	// leaveTimeout bounds how long shutdown waits to tell the fleet it leaves.
-	leaveTimeout = 2 * time.Second
-)
-
-// departure is a resource that another gateway of the fleet now receives.
-type departure struct {
-	id      fleet.ID
-	through int64 // the claim's point time
-}
-
-// departing is a departed resource whose delta series wait for the scrapers.
-type departing struct {
-	through int64
-	held    store.Held
-	// after is 0 until every held run shows its value; then the time after
-	// which every scraper must have begun an encoding before they go.
-	after int64
-}
+// leaveTimeout bounds how long shutdown waits to tell the fleet it leaves.
+const leaveTimeout = 2 * time.Second
 
 // fleetMember is the exporter's part in a fleet: the memberlist node and
-// the goroutine that applies departures.
+// what applies the departures it hears of.
 type fleetMember struct {
 	node    *fleet.Node
-	departs chan departure
-	quit    chan struct{}
-	done    chan struct{}
+	departs *scrape.Departures
 }
 
 // startFleet joins the fleet when fleet::enabled.
@@ -69,7 +45,7 @@ func (e *agentPrometheusExporter) startFleet() error {
 		e.set.Logger.Warn("The fleet's gossip is not encrypted: anyone who reaches fleet::bind can join it and send claims; set fleet::secret_key_file")
 	}
 	host, _ := os.Hostname()
-	m := &fleetMember{departs: make(chan departure, departBacklog), quit: make(chan struct{}), done: make(chan struct{})}
+	m := &fleetMember{departs: scrape.StartDepartures(&e.deltas, e.recordDeparted)}
 	node, err := fleet.Start(fleet.Config{
 		// Unique per start, as memberlist needs: a restarted pod comes back
 		// under its old host name before the fleet has seen it go.
@@ -84,23 +60,19 @@ func (e *agentPrometheusExporter) startFleet() error {
 		RejoinInterval: cfg.RejoinInterval,
 		Now:            func() int64 { return e.clock.now().UnixNano() },
 		Depart: func(id fleet.ID, through int64) bool {
-			select {
-			case m.departs <- departure{id: id, through: through}:
-				return true
-			default:
-				return false
-			}
+			return m.departs.Depart(store.ID(id), through)
 		},
 	}, e.set.Logger.With(zap.String("fleet", "memberlist")))
 	if err != nil {
+		m.departs.Stop()
 		return fmt.Errorf("fleet: %w", err)
 	}
 	m.node = node
 	if err := e.registerFleetTelemetry(node); err != nil {
+		m.departs.Stop()
 		return errors.Join(err, node.Stop(0))
 	}
 	e.fleet.Store(m)
-	go e.applyDepartures(m)
 	e.set.Logger.Info("Joined the fleet", zap.String("bind", cfg.Bind), zap.Strings("join", cfg.Join),
 		zap.Duration("claim_interval", cfg.ClaimInterval), zap.Bool("encrypted", key != nil))
 	return nil
@@ -130,8 +102,7 @@ func (e *agentPrometheusExporter) stopFleet() error {
 		return nil
 	}
 	err := m.node.Stop(leaveTimeout)
-	close(m.quit)
-	<-m.done
+	m.departs.Stop()
 	return err
 }
 
@@ -139,63 +110,6 @@ func (e *agentPrometheusExporter) stopFleet() error {
 func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 	if m := e.fleet.Load(); m != nil {
 		m.node.Received(fleet.ID(r.ID()), newest)
-	}
-}
-
-// applyDepartures removes the series of departed resources: cumulative and
-// gauge series at once, those accumulating deltas once every scraper has
-// taken them, as shutdown's drain waits for them (drainDeltas).
-func (e *agentPrometheusExporter) applyDepartures(m *fleetMember) {
-	defer close(m.done)
-	pending := map[*store.Resource]*departing{}
-	// A plain ticker: it only paces the checks, which read e.clock.
-	tick := time.NewTicker(departPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-m.quit:
-			return
-		case d := <-m.departs:
-			r := e.store.ResourceByID(store.ID(d.id))
-			if r == nil {
-				continue
-			}
-			removed, held := e.store.Depart(r, d.through)
-			e.recordDeparted(removed)
-			if held.Series == 0 {
-				continue
-			}
-			p := pending[r]
-			if p == nil {
-				p = &departing{}
-				pending[r] = p
-			}
-			p.through = max(p.through, d.through)
-			p.held.RunStarted = max(p.held.RunStarted, held.RunStarted)
-			p.held.Updated = max(p.held.Updated, held.Updated)
-			p.after = 0
-		case <-tick.C:
-			if len(pending) == 0 {
-				continue
-			}
-			now := e.clock.now().UnixNano()
-			rel := e.scrapers.Release(now)
-			for r, p := range pending {
-				if p.after == 0 {
-					if p.held.RunStarted != 0 && rel.Value < p.held.RunStarted {
-						continue
-					}
-					// Stamps run ahead of a clock that has not moved
-					// since (internal/scrape): after the latest one too.
-					p.after = max(p.held.Updated, now, e.scrapes.LastStamp()) + 1
-				}
-				if rel.Zero < p.after {
-					continue
-				}
-				e.recordDeparted(e.store.DropHeld(r, p.through))
-				delete(pending, r)
-			}
-		}
 	}
 }
 
