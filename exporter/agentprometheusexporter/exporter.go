@@ -61,15 +61,7 @@ type agentPrometheusExporter struct {
 	descs *descriptors.Cache
 	conv  *convert.Converter
 
-	// attribute options prepared once so that recording does not allocate;
-	// a scrape's are whole option lists, since even a variadic list of one
-	// allocates when it is built at the call
-	reasonOpts  [convert.NumReasons]metric.AddOption
-	expiredOpt  metric.AddOption
-	endedOpt    metric.AddOption
-	departedOpt metric.AddOption
-	outcomeOpts [numOutcomes][]metric.AddOption
-	formatOpts  [numFormats][]metric.RecordOption
+	attrs attributeSets
 
 	scrapes  *scrape.Coalescer
 	scrapers *scrape.Scrapers
@@ -148,19 +140,31 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	}
 	e.deltas = scrape.Deltas{Store: st, Scrapers: e.scrapers, Coalescer: e.scrapes, Now: func() int64 { return clk.now().UnixNano() }, Logger: set.Logger}
 	e.cardinality, e.changes = e.newCardinalityView()
-	for o := range e.outcomeOpts {
-		e.outcomeOpts[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
+	for o := range e.attrs.outcome {
+		e.attrs.outcome[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
 	}
-	for r := range e.reasonOpts {
-		e.reasonOpts[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))
+	for r := range e.attrs.reason {
+		e.attrs.reason[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))
 	}
-	e.expiredOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
-	e.endedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
-	e.departedOpt = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "departed")))
-	for f := range e.formatOpts {
-		e.formatOpts[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatNames[f])))}
+	e.attrs.expired = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "expired")))
+	e.attrs.ended = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
+	e.attrs.departed = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "departed")))
+	for f := range e.attrs.format {
+		e.attrs.format[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatNames[f])))}
 	}
 	return e, nil
+}
+
+// attributeSets are the attribute options of self-telemetry, prepared once
+// so that recording does not allocate; a scrape's are whole option lists,
+// since even a variadic list of one allocates when it is built at the call.
+type attributeSets struct {
+	reason   [convert.NumReasons]metric.AddOption
+	expired  metric.AddOption
+	ended    metric.AddOption
+	departed metric.AddOption
+	outcome  [numOutcomes][]metric.AddOption
+	format   [numFormats][]metric.RecordOption
 }
 
 // registerGauges registers the callbacks of the observed gauges; shutdown
@@ -194,7 +198,7 @@ func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric
 		e.telemetry.ExporterAgentprometheusSeriesCreated.Add(ctx, stats.Created)
 	}
 	if stats.Removed > 0 {
-		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(ctx, stats.Removed, e.endedOpt)
+		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(ctx, stats.Removed, e.attrs.ended)
 	}
 	for r, n := range stats.Dropped {
 		if n == 0 {
@@ -202,9 +206,9 @@ func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric
 		}
 		switch reason := convert.Reason(r); reason {
 		case convert.RefusedMaxSeries, convert.RefusedMaxSeriesPerResource:
-			e.telemetry.ExporterAgentprometheusSeriesRefused.Add(ctx, n, e.reasonOpts[r])
+			e.telemetry.ExporterAgentprometheusSeriesRefused.Add(ctx, n, e.attrs.reason[r])
 		default:
-			e.telemetry.ExporterAgentprometheusPointsDropped.Add(ctx, n, e.reasonOpts[r])
+			e.telemetry.ExporterAgentprometheusPointsDropped.Add(ctx, n, e.attrs.reason[r])
 		}
 	}
 	if len(stats.Conflicts) > 0 && e.conflictLog.allow(e.clock.now()) {
@@ -258,7 +262,7 @@ func (e *agentPrometheusExporter) sweep(tick <-chan time.Time, stop func(), quit
 		case <-tick:
 			cutoff := e.clock.now().Add(-e.cfg.MetricExpiration).UnixNano()
 			if n := e.store.Sweep(cutoff); n > 0 {
-				e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.expiredOpt)
+				e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.expired)
 				e.recordExpired(n)
 			}
 		}
@@ -365,5 +369,5 @@ func formatOf(contentType string) scrapeFormat {
 // recordScrapeDuration records how long a scrape in format took, with the
 // attribute set prepared for its format.
 func (e *agentPrometheusExporter) recordScrapeDuration(ctx context.Context, format expfmt.Format, took time.Duration) {
-	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(ctx, took.Seconds(), e.formatOpts[formatOf(string(format))]...)
+	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(ctx, took.Seconds(), e.attrs.format[formatOf(string(format))]...)
 }

@@ -116,7 +116,7 @@ func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 // recordDeparted counts series removed by departures.
 func (e *agentPrometheusExporter) recordDeparted(n int) {
 	if n > 0 {
-		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.departedOpt)
+		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.departed)
 	}
 }
 

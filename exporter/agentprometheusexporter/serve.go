@@ -133,7 +133,7 @@ type responseConn struct {
 func (c responseConn) SetWriteDeadline(t time.Time) error { return c.rc.SetWriteDeadline(t) }
 
 func (e *agentPrometheusExporter) countScrape(ctx context.Context, o scrapeOutcome) {
-	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.outcomeOpts[o]...)
+	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.attrs.outcome[o]...)
 }
 
 // scrapeTimeout is the shortest of scrape::timeout, the server's
