@@ -29,6 +29,26 @@ PROMETHEUS3          := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
 HELM_VERSION         := v3.22.0
 HELM                 := $(TOOLS_DIR)/helm-$(HELM_VERSION)
 
+# $(call go-install,PACKAGE,VERSION[,TAGS]), the recipe of a tool's versioned path in
+# $(TOOLS_DIR): go install PACKAGE@VERSION (built with TAGS, if any) into $(TOOLS_DIR), and the
+# binary renamed to the target, e.g. .tools/helm to .tools/helm-v3.22.0.
+define go-install
+@mkdir -p $(TOOLS_DIR)
+GOBIN=$(TOOLS_DIR) $(GO) install $(if $(3),-tags $(3) )$(1)@$(2)
+mv $(TOOLS_DIR)/$(notdir $(1)) $@
+endef
+
+# $(call apt-install,CHECK,PACKAGES): unless the shell command CHECK succeeds (it says whether
+# what PACKAGES bring is there), install the Debian PACKAGES with apt-get, with sudo unless root.
+define apt-install
+@if ! { $(strip $(1)); } >/dev/null; then \
+	sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	echo "installing the Debian package$(if $(word 2,$(2)),s) $(strip $(2))"; \
+	$$sudo apt-get update -q && \
+	$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(strip $(2)); \
+fi
+endef
+
 DISTRO := _build/otelcol-statsgate
 CONFIG ?= testdata/gateway.yaml
 
@@ -52,9 +72,7 @@ $(DISTRO): $(BUILDER) $(DISTRO_SOURCES)
 	@touch $@
 
 $(BUILDER):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(BUILDER_VERSION)
-	mv $(TOOLS_DIR)/builder $@
+	$(call go-install,go.opentelemetry.io/collector/cmd/builder,$(BUILDER_VERSION))
 
 ## run: start the gateway in the foreground on $(CONFIG)
 run: $(DISTRO)
@@ -114,9 +132,7 @@ helm-check: $(DISTRO) $(HELM)
 		$(GO) test -count=1 -v -run '^(TestHelm|TestOperator)' ./...
 
 $(HELM):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
-	mv $(TOOLS_DIR)/helm $@
+	$(call go-install,helm.sh/helm/v3/cmd/helm,$(HELM_VERSION))
 
 RULES      := deploy/kubernetes/prometheus/statsgate.rules.yaml
 RULES_TEST := deploy/kubernetes/prometheus/statsgate.rules.test.yaml
@@ -133,10 +149,9 @@ rules-test: $(PROMTOOL_K8S)
 # promtool of Prometheus 3 with Kubernetes discovery, which the scrape config uses: Debian's
 # promtool 2.42 is built without it. The other discovery plugins are left out: one of them
 # (Nomad) needs a module the Go module proxy refuses.
+PROMTOOL_TAGS := remove_all_sd,enable_kubernetes_sd
 $(PROMTOOL_K8S):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install -tags remove_all_sd,enable_kubernetes_sd github.com/prometheus/prometheus/cmd/promtool@$(PROMETHEUS_VERSION)
-	mv $(TOOLS_DIR)/promtool $@
+	$(call go-install,github.com/prometheus/prometheus/cmd/promtool,$(PROMETHEUS_VERSION),$(PROMTOOL_TAGS))
 
 ## reliability: a 60 s churn soak (agents join and leave, series expire; heap, goroutines and
 ## series must plateau) and the lifecycle faults (SIGTERM mid-scrape and mid-ingestion, restart
@@ -196,9 +211,7 @@ fleet-scaling: $(DISTRO) haproxy
 # Prometheus 3 (Debian has only 2.42). Without remove_all_sd the build fails on a discovery
 # plugin's module (Nomad) that the Go module proxy refuses; file and static discovery remain.
 $(PROMETHEUS3):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install -tags remove_all_sd github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
-	mv $(TOOLS_DIR)/prometheus $@
+	$(call go-install,github.com/prometheus/prometheus/cmd/prometheus,$(PROMETHEUS_VERSION),remove_all_sd)
 
 .PHONY: cardinality chromium
 
@@ -219,39 +232,22 @@ cardinality: $(DISTRO) chromium
 
 ## chromium: install Chromium (Debian package) when it is missing; the cardinality test runs it headless
 chromium:
-	@if ! command -v chromium >/dev/null; then \
-		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		echo "installing the Debian package chromium"; \
-		$$sudo apt-get update -q && \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium; \
-	fi
+	$(call apt-install,command -v chromium,chromium)
 
 ## haproxy: install haproxy (Debian package) when it is missing; the fleet test runs it in the foreground
 haproxy:
-	@if ! command -v haproxy >/dev/null; then \
-		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		echo "installing the Debian package haproxy"; \
-		$$sudo apt-get update -q && \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends haproxy; \
-	fi
+	$(call apt-install,command -v haproxy,haproxy)
 
 ## demo: the gateway, two demo agents and Prometheus on localhost until Ctrl-C
 demo: $(DISTRO) prometheus
 	bash scripts/demo.sh $(DISTRO)
 
 $(TELEMETRYGEN):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen@$(TELEMETRYGEN_VERSION)
-	mv $(TOOLS_DIR)/telemetrygen $@
+	$(call go-install,github.com/open-telemetry/opentelemetry-collector-contrib/cmd/telemetrygen,$(TELEMETRYGEN_VERSION))
 
 ## prometheus: install Prometheus and promtool (Debian package) when they are missing
 prometheus:
-	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
-		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		echo "installing the Debian package prometheus"; \
-		$$sudo apt-get update -q && \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus; \
-	fi
+	$(call apt-install,command -v prometheus && command -v promtool,prometheus)
 
 # The container image. podman keeps its images and containers under .tools/containers, not in
 # /var/lib/containers (only its small blob-info cache, which has no flag, is written to
@@ -340,9 +336,7 @@ $(IMAGE_SBOM): $(firstword $(IMAGE_BINARIES)) $(CYCLONEDX_GOMOD) | container-too
 SBOM_LOCAL_MODULE := walk(if type == "string" then sub("^pkg:golang/\\.\\./@\\(devel\\)"; "pkg:golang/\($$mod)@\($$ver)") else . end) | (.components[] | select(.name == "../")) |= (.name = $$mod | .version = $$ver)
 
 $(CYCLONEDX_GOMOD):
-	@mkdir -p $(TOOLS_DIR)
-	GOBIN=$(TOOLS_DIR) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
-	mv $(TOOLS_DIR)/cyclonedx-gomod $@
+	$(call go-install,github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod,$(CYCLONEDX_GOMOD_VERSION))
 
 ## image-test: the archive's index (both platforms, each image's binary built for its
 ## architecture), the SBOM, and the image of the host's platform run with podman: its config,
@@ -359,15 +353,9 @@ image-test: image
 
 ## container-tools: install podman, buildah, runc, skopeo, the CA bundle and jq (Debian packages) when missing
 container-tools:
-	@if ! command -v podman >/dev/null || ! command -v buildah >/dev/null || ! command -v skopeo >/dev/null || \
-		! PATH="$$PATH:/usr/sbin" command -v runc >/dev/null || [ ! -f $(HOST_CA_BUNDLE) ] || \
-		! command -v jq >/dev/null; then \
-		sudo=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-		echo "installing the Debian packages podman buildah runc skopeo ca-certificates jq"; \
-		$$sudo apt-get update -q && \
-		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-			podman buildah runc skopeo ca-certificates jq; \
-	fi
+	$(call apt-install,command -v podman && command -v buildah && command -v skopeo && \
+		PATH="$$PATH:/usr/sbin" command -v runc && [ -f $(HOST_CA_BUNDLE) ] && command -v jq,\
+		podman buildah runc skopeo ca-certificates jq)
 
 FUZZTIME ?= 60s
 
