@@ -1,5 +1,6 @@
 # statsgate: build, run and test the gateway collector distribution.
 #
+#   make help      every target with its description (from the "## target:" lines below)
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
 #   make test      lint, generated code and version checks, unit tests (with -race), conformance,
 #                  then smoke, end-to-end, soak and lifecycle tests of the built distro
@@ -58,9 +59,24 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
+.PHONY: all help build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
 
+## all: the default target, make test
 all: test
+
+## help: every documented target with its description (the "## target:" comments of this Makefile);
+## fails, naming them, when a .PHONY target has none
+help:
+	@awk '\
+		/^\.PHONY:/ { for (i = 2; i <= NF; i++) phony[$$i] = 1; next } \
+		/^## [A-Za-z0-9_.-]+:/ { \
+			name = substr($$2, 1, length($$2) - 1); documented[name] = 1; \
+			text = $$0; sub(/^## [^:]+: */, "", text); \
+			printf "%-16s %s\n", name, text; indoc = 1; next } \
+		indoc && /^##/ { text = $$0; sub(/^## ?/, "", text); printf "%-16s %s\n", "", text; next } \
+		{ indoc = 0 } \
+		END { fflush(); for (t in phony) if (!(t in documented)) { print "undocumented .PHONY target: " t > "/dev/stderr"; bad = 1 } \
+			exit bad }' $(MAKEFILE_LIST)
 
 ## build: assemble otelcol-statsgate with the collector builder into $(DISTRO)
 build: $(DISTRO)
@@ -93,6 +109,9 @@ versions:
 	@$(MAKE) --no-print-directory build
 	STATSGATE_DISTRO_GOMOD=$(CURDIR)/_build/go.mod $(GO) test -count=1 -v -run 'TestCollectorModules' ./test/versions
 
+## unit: the main module's tests with the race detector (promtool required: the bad-input tests
+## lint every scrape with it); the allocation checks and the attack tests without it, which skip
+## under it; then test/promparse, every format's scrape parsed by Prometheus 3.16's own parsers
 unit: prometheus
 	# The bad-input tests lint every scrape with promtool; without it they fail here rather than skip.
 	STATSGATE_REQUIRE_PROMTOOL=1 $(GO) test -race ./...
@@ -102,12 +121,15 @@ unit: prometheus
 	# prometheus/prometheus out of the main one.
 	cd test/promparse && $(GO) test -count=1 ./...
 
-# The same OTLP input to contrib's prometheusexporter v0.165.1 and to ours, both scraped over HTTP.
+## conformance: the same OTLP input to contrib's prometheusexporter v0.165.1 and to ours, both
+## scraped over HTTP; identical series required but for the documented differences
 # Contrib runs as a program of its own: the test builds bench/conformance/contrib, a module on
 # collector v0.165.0 / v1.71.0, apart from bench/ and the distro (v0.164.0 / v1.70.0).
 conformance:
 	cd bench && $(GO) test -count=1 ./conformance
 
+## smoke: the built distro: validate (the default config, misspelt keys, contrib's example configs),
+## components, one OTLP request through to /metrics, TLS scrapes with a bearer token, the remedy config
 smoke: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
 
@@ -425,5 +447,6 @@ bench:
 bench-e2e:
 	bash bench/e2e.sh
 
+## clean: remove _build/ (the distro's sources and binaries, the image archive, the SBOM)
 clean:
 	rm -rf _build
