@@ -29,6 +29,8 @@ PROMTOOL_K8S         := $(TOOLS_DIR)/promtool-$(PROMETHEUS_VERSION)
 PROMETHEUS3          := $(TOOLS_DIR)/prometheus-$(PROMETHEUS_VERSION)
 HELM_VERSION         := v3.22.0
 HELM                 := $(TOOLS_DIR)/helm-$(HELM_VERSION)
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT         := $(TOOLS_DIR)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 
 # $(call go-install,PACKAGE,VERSION[,TAGS]), the recipe of a tool's versioned path in
 # $(TOOLS_DIR): go install PACKAGE@VERSION (built with TAGS, if any) into $(TOOLS_DIR), and the
@@ -428,15 +430,23 @@ check-dashboard:
 	fi; \
 	echo "make dashboard changed nothing"
 
-## lint: gofmt and go vet
-lint:
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
-	cd bench/conformance/contrib && $(GO) vet ./...
-	cd deploy/kubernetes/check && $(GO) vet ./...
-	cd test/promparse && $(GO) vet ./...
-	cd deploy/dashboards && $(GO) vet ./...
+# Every Go module of the repository (a committed go.mod outside testdata/), each linted from its
+# own directory with the one .golangci.yml; a module without Go files (internal/tools: a go.mod
+# for mdatagen) is skipped.
+LINT_MODULES := $(sort $(patsubst %/,%,$(dir $(shell git ls-files -- go.mod '*/go.mod' ':!:**/testdata/**'))))
+
+## lint: golangci-lint (.golangci.yml: go vet, staticcheck, errcheck and more; gofmt and goimports)
+## on every Go module of the repository; and every .PHONY target of the Makefile documented for make help
+lint: $(GOLANGCI_LINT)
+	@for m in $(LINT_MODULES); do \
+		[ -n "$$(git ls-files -- "$$m/*.go" | head -1)" ] || continue; \
+		echo "golangci-lint run ./... in $$m"; \
+		(cd $$m && $(GOLANGCI_LINT) run ./...) || exit 1; \
+	done
+	@$(MAKE) --no-print-directory help >/dev/null
+
+$(GOLANGCI_LINT):
+	$(call go-install,github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
 
 ## bench: ours vs contrib side by side (go test -bench, benchstat), regenerates BENCHMARKS.md
 ## and docs/scrape-time.svg; QUICK=1 for a short run (10k/100k, count 2)
