@@ -61,7 +61,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all help build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz fuzz-ci versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
+.PHONY: all help build run test unit unit-plain conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz fuzz-ci versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
 
 ## all: the default target, make test
 all: test
@@ -111,17 +111,38 @@ versions:
 	@$(MAKE) --no-print-directory build
 	STATSGATE_DISTRO_GOMOD=$(CURDIR)/_build/go.mod $(GO) test -count=1 -v -run 'TestCollectorModules' ./test/versions
 
+# Tests that skip under -race (allocation checks, the million-series attack tests) or run fewer
+# seeds under it (the direct writers against expfmt, scrapes by gzip parts): make unit runs them
+# again without -race, in full (make unit-plain). Each entry is a -run pattern matched over ./..., wherever the test
+# lives, and must match at least one test that passes there: a test renamed or gone fails make
+# unit instead of dropping out of the run.
+PLAIN_TESTS := DoesNotAllocate UnderAttack TestDirectWritersWriteWhatExpfmtWrites \
+	TestScrapeByPartsWritesTheSequentialScrape TestScrapeByPartsDuringChurnWritesNoSeriesTwice
+empty :=
+space := $(empty) $(empty)
+PLAIN_RUN = $(subst $(space),|,$(strip $(PLAIN_TESTS)))
+
 ## unit: the main module's tests with the race detector (promtool required: the bad-input tests
-## lint every scrape with it); the allocation checks and the attack tests without it, which skip
-## under it; then test/promparse, every format's scrape parsed by Prometheus 3.16's own parsers
+## lint every scrape with it); then make unit-plain; then test/promparse, every format's scrape
+## parsed by Prometheus 3.16's own parsers
 unit: prometheus
 	# The bad-input tests lint every scrape with promtool; without it they fail here rather than skip.
 	STATSGATE_REQUIRE_PROMTOOL=1 $(GO) test -race ./...
-	# Allocation checks and the million-series attack tests skip under -race; run them plainly.
-	$(GO) test -count=1 -run 'DoesNotAllocate|UnderAttack' ./...
+	@$(MAKE) --no-print-directory unit-plain
 	# Every format's scrape parsed by Prometheus 3.16's own parsers; a module of its own keeps
 	# prometheus/prometheus out of the main one.
 	cd test/promparse && $(GO) test -count=1 ./...
+
+## unit-plain: without the race detector and in full, the tests that skip or run fewer seeds
+## under it: $(PLAIN_TESTS); fails when an entry matched no passing test (part of make unit)
+unit-plain:
+	@set -o pipefail; log=$$(mktemp); trap 'rm -f "$$log"' EXIT; \
+	echo "$(GO) test -count=1 -v -run '$(PLAIN_RUN)' ./..."; \
+	$(GO) test -count=1 -v -run '$(PLAIN_RUN)' ./... 2>&1 | tee "$$log" || exit 1; \
+	for p in $(PLAIN_TESTS); do \
+		awk '/^--- PASS: / { print $$3 }' "$$log" | grep -qE "$$p" || \
+			{ echo "make unit-plain: no test matching $$p passed"; exit 1; }; \
+	done
 
 ## conformance: the same OTLP input to contrib's prometheusexporter v0.165.1 and to ours, both
 ## scraped over HTTP; identical series required but for the documented differences
