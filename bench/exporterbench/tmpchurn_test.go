@@ -43,9 +43,16 @@ func BenchmarkTmpChurn(b *testing.B) {
 		h := heapAfterGC()
 		fmt.Printf("period %d heap %.1f MiB\n", p, float64(h)/(1<<20))
 		if p == 1 || p == 24 {
-			f, _ := os.Create(fmt.Sprintf("/tmp/churn%d.pprof", p))
-			pprof.Lookup("heap").WriteTo(f, 0)
-			f.Close()
+			f, err := os.Create(fmt.Sprintf("/tmp/churn%d.pprof", p))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
