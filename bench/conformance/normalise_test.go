@@ -388,9 +388,7 @@ func parseLabelSet(in string) ([]label, string, error) {
 		}
 		ls = append(ls, label{name, val.String()})
 		in = in[i+1:]
-		if strings.HasPrefix(in, ",") {
-			in = in[1:]
-		}
+		in = strings.TrimPrefix(in, ",")
 	}
 }
 

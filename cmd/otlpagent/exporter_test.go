@@ -72,7 +72,7 @@ func TestGRPCExportRecordsItsConnection(t *testing.T) {
 	ctx := context.Background()
 	exp, err := newExporter(ctx, config{endpoint: addr, protocol: "grpc", temporality: "delta"})
 	require.NoError(t, err)
-	defer exp.Shutdown(ctx)
+	defer func() { assert.NoError(t, exp.Shutdown(ctx)) }()
 	rec := newRecorder(exp, true)
 
 	require.NoError(t, rec.Export(ctx, operations(1)))

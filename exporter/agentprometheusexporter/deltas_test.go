@@ -129,16 +129,16 @@ func TestShutdownWaitsForScrapersToTakeTheLastDeltas(t *testing.T) {
 				return
 			}
 			select {
-			case <-done:
-				t.Fatal("shutdown did not wait for the scraper")
+			case err := <-done:
+				t.Fatalf("shutdown did not wait for the scraper (it returned %v)", err)
 			case <-time.After(100 * time.Millisecond):
 			}
 			for _, step := range []string{"the new run left out", "the new run's zero"} {
 				te.clock.advance(10 * time.Second)
 				assert.Zero(t, te.scrapeFrom("127.0.0.1")["jobs_done_total"], step)
 				select {
-				case <-done:
-					t.Fatalf("shutdown did not wait for the scrape that shows the run's value (after %s)", step)
+				case err := <-done:
+					t.Fatalf("shutdown did not wait for the scrape that shows the run's value (after %s; it returned %v)", step, err)
 				case <-time.After(100 * time.Millisecond):
 				}
 			}

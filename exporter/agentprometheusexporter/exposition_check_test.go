@@ -16,8 +16,9 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // The formats a scrape is checked in.

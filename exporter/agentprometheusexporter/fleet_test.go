@@ -225,12 +225,3 @@ func TestFleetKeyFileErrorsAreClear(t *testing.T) {
 		require.NoError(t, exp.shutdown(t.Context()))
 	})
 }
-
-func heardOf(te *testExporter) map[string]int64 {
-	out := map[string]int64{}
-	st := te.exp.fleet.Load().node.Stats()
-	for h := range st.ClaimsHeard {
-		out[fleet.Heard(h).String()] = st.ClaimsHeard[h].Load()
-	}
-	return out
-}

@@ -3,6 +3,7 @@ package agentprometheusexporter
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -142,7 +143,7 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 		series := 0
 		for {
 			var mf dto.MetricFamily
-			if err := dec.Decode(&mf); err == io.EOF {
+			if err := dec.Decode(&mf); errors.Is(err, io.EOF) {
 				break
 			} else {
 				require.NoError(t, err)

@@ -3,18 +3,19 @@ package agentprometheusexporter
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
-	"errors"
 	"github.com/klauspost/compress/zstd"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"strings"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 // TestScrapeCompressed scrapes with each coding and checks the body

@@ -212,7 +212,7 @@ func TestConnLogOfRealHAProxy(t *testing.T) {
 		}
 		c, err := d.Dial("tcp", lb.grpc)
 		require.NoError(t, err)
-		c.SetDeadline(time.Now().Add(5 * time.Second))
+		require.NoError(t, c.SetDeadline(time.Now().Add(5*time.Second)))
 		name, err := bufio.NewReader(c).ReadString('\n')
 		require.NoError(t, err, "connection %d", i)
 		exports = append(exports, agentmanifest.Export{At: time.Now(), Conn: c.LocalAddr().String()})

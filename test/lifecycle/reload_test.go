@@ -191,7 +191,8 @@ func startPusher(t *testing.T, endpoint string) *pusher {
 		otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: true, InitialInterval: 50 * time.Millisecond, MaxInterval: 500 * time.Millisecond, MaxElapsedTime: 10 * time.Second}))
 	require.NoError(t, err)
 	pu := &pusher{cancel: cancel, done: make(chan struct{})}
-	t.Cleanup(func() { pu.stop() })
+	// Stops a pusher the test left running; its figures are then of no interest.
+	t.Cleanup(func() { pu.cancel(); <-pu.done })
 	res := agentResource("reload-pusher", "pusher")
 	go func() {
 		defer close(pu.done)

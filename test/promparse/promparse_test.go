@@ -255,11 +255,11 @@ func parse(body []byte, contentType string) (parsed, error) {
 func keyOf(lset labels.Labels) string {
 	var pairs [][2]string
 	lset.Range(func(l labels.Label) {
-		if l.Name != labels.MetricName {
+		if l.Name != model.MetricNameLabel {
 			pairs = append(pairs, [2]string{l.Name, l.Value})
 		}
 	})
-	return key(lset.Get(labels.MetricName), pairs)
+	return key(lset.Get(model.MetricNameLabel), pairs)
 }
 
 // key identifies a sample: its name and sorted labels, with the numbers of

@@ -11,7 +11,6 @@ package soak
 import (
 	"context"
 	"fmt"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -20,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

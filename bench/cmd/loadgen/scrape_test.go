@@ -23,8 +23,12 @@ func TestScrapeDetectsIncompleteBodies(t *testing.T) {
 	gz := func(s string) []byte {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
-		io.WriteString(zw, s)
-		zw.Close()
+		if _, err := io.WriteString(zw, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
 		return b.Bytes()
 	}
 	serve := func(contentType, encoding string, body []byte) http.HandlerFunc {
@@ -33,7 +37,7 @@ func TestScrapeDetectsIncompleteBodies(t *testing.T) {
 			if encoding != "" {
 				w.Header().Set("Content-Encoding", encoding)
 			}
-			w.Write(body)
+			_, _ = w.Write(body)
 		}
 	}
 	cases := map[string]struct {
@@ -53,7 +57,7 @@ func TestScrapeDetectsIncompleteBodies(t *testing.T) {
 		"short by content-length": {func(w http.ResponseWriter, _ *http.Request) {
 			w.Header().Set("Content-Type", textType)
 			w.Header().Set("Content-Length", strconv.Itoa(len(full)+100))
-			io.WriteString(w, full)
+			_, _ = io.WriteString(w, full)
 		}, false, "unexpected EOF"},
 		"missing series": {
 			serve(textType, "", []byte(full[:strings.LastIndex(full[:len(full)-1], "\n")+1])), false, "1 of 2 samples"},
@@ -87,7 +91,7 @@ func TestScrapeAsksAsTheProfile(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = append(got, r.Header.Get("Accept")+" | "+r.Header.Get("Accept-Encoding"))
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		io.WriteString(w, "a 1\n")
+		_, _ = io.WriteString(w, "a 1\n")
 	}))
 	defer srv.Close()
 	o := options{agents: 1, families: 1, series: 1, scrapes: 2, scrapeTimeout: 5 * time.Second, metricsURL: srv.URL,

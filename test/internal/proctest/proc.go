@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -141,10 +140,9 @@ func Poll(t testing.TB, timeout time.Duration, what string, check func() error) 
 // is the module's directory relative to the calling test.
 func GoBuild(t testing.TB, moduleRoot, pkg, dir string) string {
 	t.Helper()
+	// go test puts its toolchain's bin first on the PATH of the tests it runs.
 	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
+	require.NoError(t, err)
 	out := filepath.Join(dir, filepath.Base(pkg))
 	cmd := exec.Command(goBin, "build", "-o", out, pkg)
 	cmd.Dir = moduleRoot

@@ -3,6 +3,7 @@ package cardinality
 import (
 	"fmt"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -104,7 +105,7 @@ func TestWantsJSON(t *testing.T) {
 		"application/*":                     false,
 		"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8": false,
 	} {
-		r := httptest.NewRequest("GET", "/cardinality", nil)
+		r := httptest.NewRequest(http.MethodGet, "/cardinality", nil)
 		r.Header.Set("Accept", accept)
 		assert.Equal(t, want, wantsJSON(r), accept)
 	}
@@ -189,13 +190,13 @@ func TestAThirdReportAtOnceIsRefused(t *testing.T) {
 		v.slots <- struct{}{} // two reports being built
 	}
 	w := httptest.NewRecorder()
-	v.ServeHTTP(w, httptest.NewRequest("GET", "/cardinality", nil))
+	v.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cardinality", nil))
 	assert.Equal(t, 503, w.Code)
 	assert.Equal(t, "1", w.Header().Get("Retry-After"))
 
 	<-v.slots
 	w = httptest.NewRecorder()
-	v.ServeHTTP(w, httptest.NewRequest("HEAD", "/cardinality?format=json", nil))
+	v.ServeHTTP(w, httptest.NewRequest(http.MethodHead, "/cardinality?format=json", nil))
 	assert.Equal(t, 200, w.Code)
 	assert.Zero(t, w.Body.Len(), "HEAD: headers only")
 	assert.NotEmpty(t, w.Header().Get("Content-Length"))

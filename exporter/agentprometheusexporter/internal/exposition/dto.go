@@ -244,7 +244,7 @@ func parseLabels(s string) []*dto.LabelPair {
 func underscoredLabels(s string) []*dto.LabelPair {
 	pairs := parseLabels(s) // sorted by name
 	for _, p := range pairs {
-		if model.LabelName(p.GetName()).IsValidLegacy() {
+		if model.LegacyValidation.IsValidLabelName(p.GetName()) {
 			continue
 		}
 		name := strings.ReplaceAll(model.EscapeName(p.GetName(), model.UnderscoreEscaping), ":", "_")

@@ -184,7 +184,7 @@ func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.Escapi
 			if i > 0 {
 				b = append(b, ',')
 			}
-			if model.IsValidLegacyMetricName(p.name) {
+			if model.LegacyValidation.IsValidMetricName(p.name) {
 				b = append(b, p.name...)
 			} else {
 				b = append(b, l.escaped(i, p.name, func(raw string) string { return memo.escape(raw, scheme) })...)
@@ -207,7 +207,7 @@ func appendQuoted(b []byte, labels pairReader) (out []byte, ok bool) {
 		if len(b) > start {
 			b = append(b, ',')
 		}
-		if model.IsValidLegacyMetricName(n) {
+		if model.LegacyValidation.IsValidMetricName(n) {
 			b = append(b, n...)
 		} else if strings.IndexByte(n, '\\') < 0 {
 			b = append(append(append(b, '"'), n...), '"')
@@ -251,7 +251,7 @@ func (l *labelSets) appendUnderscoredInOrder(b []byte, labels pairReader, memo *
 // UTF-8 names allowed: quoted when it is not a legacy name. The stored name
 // is escaped as a quoted string already.
 func appendQuotedName(b []byte, name string) []byte {
-	if model.IsValidLegacyMetricName(name) {
+	if model.LegacyValidation.IsValidMetricName(name) {
 		return append(b, name...)
 	}
 	return append(append(append(b, '"'), name...), '"')

@@ -61,7 +61,7 @@ func (n *familyNames) render(raw string, kind store.Kind, scheme model.EscapingS
 // their own, so the whole is a legacy name when base is, or is empty.
 func (n *familyNames) name(base, suffix string) name {
 	start := len(n.arena)
-	if model.IsValidLegacyMetricName(base) || base == "" && suffix != "" {
+	if model.LegacyValidation.IsValidMetricName(base) || base == "" && suffix != "" {
 		n.arena = append(append(n.arena, base...), suffix...)
 		return name{text: n.arena[start:len(n.arena):len(n.arena)]}
 	}
@@ -94,7 +94,7 @@ func (m *nameMemo) escape(raw string, scheme model.EscapingScheme) string {
 // (model.EscapeMetricFamily's rule): a legacy name as it is, any other by
 // model.EscapeName.
 func (m *nameMemo) metricName(raw string, scheme model.EscapingScheme) string {
-	if scheme == model.NoEscaping || model.IsValidLegacyMetricName(raw) {
+	if scheme == model.NoEscaping || model.LegacyValidation.IsValidMetricName(raw) {
 		return raw
 	}
 	return m.escape(raw, scheme)

@@ -713,10 +713,10 @@ func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingSc
 			// model.EscapeMetricFamily's rule for the labels of a metric.
 			switch {
 			case name == model.MetricNameLabel:
-				if !model.IsValidLegacyMetricName(value) {
+				if !model.LegacyValidation.IsValidMetricName(value) {
 					value = model.EscapeName(value, scheme)
 				}
-			case !model.IsValidLegacyMetricName(name):
+			case !model.LegacyValidation.IsValidMetricName(name):
 				name = model.EscapeName(name, scheme)
 			}
 		}

@@ -116,7 +116,7 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts.add("gauge", store.KindGauge, `a="1",b=""`, func(s *store.Series) { s.Value = 2.5 })
 	ts.add("gauge", store.KindGauge, ``, func(s *store.Series) { s.Value = math.NaN(); s.Timestamp = 0 })
 	ts.add("gauge", store.KindGauge, `a="q\"uote",b="back\\slash",c="new\nline"`, func(s *store.Series) { s.Value = math.Inf(-1) })
-	ts.add("gauge", store.KindGauge, `a="`+string(bytes.Repeat([]byte("v"), 300))+`"`, func(s *store.Series) { s.Value = -0.0 })
+	ts.add("gauge", store.KindGauge, `a="`+string(bytes.Repeat([]byte("v"), 300))+`"`, func(s *store.Series) { s.Value = math.Copysign(0, -1) })
 	ts.add("counter_total", store.KindCounter, `a="1"`, func(s *store.Series) {
 		s.Value, s.Start = 7, 1_600_000_000_000_000_001
 		s.SetExemplars([]store.Exemplar{exemplar(1, 0), exemplar(2, 1_700_000_000_500_000_000)})

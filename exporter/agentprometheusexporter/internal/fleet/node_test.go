@@ -9,12 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // memberlist's Shutdown does not wait for a probe in progress, which ends on

@@ -13,7 +13,7 @@ func TestIsLegacyLabelNameIsPrometheusRule(t *testing.T) {
 		names = append(names, string(rune(c)), "a"+string(rune(c)), string([]byte{byte(c)}), "a"+string([]byte{byte(c)}))
 	}
 	for _, n := range names {
-		assert.Equal(t, model.LabelName(n).IsValidLegacy(), IsLegacyLabelName(n), "%q", n)
+		assert.Equal(t, model.LegacyValidation.IsValidLabelName(n), IsLegacyLabelName(n), "%q", n)
 	}
 }
 

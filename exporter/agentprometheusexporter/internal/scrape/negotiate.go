@@ -8,6 +8,13 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// The formats expfmt's negotiation offers, in its order of preference, without
+// and with OpenMetrics; copied once here, not per scrape.
+var (
+	textFormats        = expfmt.DefaultAcceptedFormats()
+	openMetricsFormats = expfmt.DefaultOpenMetricsAcceptedFormats()
+)
+
 // Negotiate picks a scrape's format as promhttp does (expfmt's negotiation,
 // OpenMetrics only when enabled), with one correction: a protobuf scrape
 // takes its name escaping from the rest of the Accept header.
@@ -24,9 +31,9 @@ import (
 func Negotiate(h http.Header, openMetrics bool) expfmt.Format {
 	var format expfmt.Format
 	if openMetrics {
-		format = expfmt.NegotiateIncludingOpenMetrics(h)
+		format = expfmt.NegotiateAccept(h, openMetricsFormats...)
 	} else {
-		format = expfmt.Negotiate(h)
+		format = expfmt.NegotiateAccept(h, textFormats...)
 	}
 	switch format.FormatType() {
 	case expfmt.TypeProtoDelim, expfmt.TypeProtoText, expfmt.TypeProtoCompact:

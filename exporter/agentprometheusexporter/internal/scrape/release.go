@@ -70,8 +70,8 @@ func (sc *Scrapers) Served(host string, arrived, began, now int64) {
 	defer sc.mu.Unlock()
 	sc.anyone = max(sc.anyone, began)
 	s := sc.byHost[host]
-	switch {
-	case s == nil:
+	switch s {
+	case nil:
 		if len(sc.byHost) >= maxScrapers {
 			sc.forgetOldest()
 		}
