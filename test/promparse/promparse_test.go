@@ -11,10 +11,24 @@
 // negotiates (wantNegotiated), and with an escaping other than allow-utf-8
 // hold no name such a scraper refuses.
 //
-// Whatever random OTLP (internal/otlprand) the exporter stored must parse
-// without error and arrive whole in every format: every series, value,
-// timestamp, exemplar and native histogram of the reference, which is the
-// exporter's protobuf scrape of the same escaping, decoded by expfmt.
+// What is compared with what:
+//
+//   - Every scrape with what was sent (otlp_test.go): each seed of random
+//     OTLP (internal/otlprand) goes to an exporter of its own, and the
+//     series the OTLP predicts — names and labels by otlptranslator and
+//     model's escaping for the negotiated scheme, gauge and counter values,
+//     cumulative and accumulated delta sums, explicit-bucket histograms'
+//     buckets, count and sum, exponential histograms as native histograms
+//     (protobuf) or their count and sum (text formats), summaries, the
+//     exemplars the format carries, sample timestamps, target_info — must
+//     each be in the parsed scrape. Families whose outcome the OTLP alone
+//     does not settle (a type conflict, names another family takes) are
+//     left out of that check.
+//   - Every scrape with the exporter's protobuf scrape of the same escaping,
+//     decoded by expfmt: whatever random OTLP the exporter stored (every seed
+//     in one store, type conflicts and all) must parse without error and
+//     arrive whole in every format — every series, value, timestamp,
+//     exemplar and native histogram.
 //
 // It is a module of its own (cd test/promparse && go test ./...) so that
 // Prometheus and its dependencies stay out of the distro's go.mod.
@@ -72,13 +86,29 @@ func TestPrometheusParsesEveryScrape(t *testing.T) {
 	for _, strategy := range strategies {
 		for _, openMetrics := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/enable_open_metrics=%v", strategy, openMetrics), func(t *testing.T) {
+				// Every seed in one store: whatever it holds parses, whole.
 				exp, url := startExporter(t, strategy, openMetrics)
 				for seed := range uint64(seeds) {
 					for _, b := range batches(seed) {
 						require.NoError(t, exp.ConsumeMetrics(context.Background(), b))
 					}
 				}
-				checkScrapes(t, url, scrapers, openMetrics)
+				checkScrapes(t, url, scrapers, openMetrics, nil)
+
+				// Each seed alone: the series its OTLP predicts are there.
+				var st otlpStats
+				for seed := range uint64(seeds) {
+					exp, url := startExporter(t, strategy, openMetrics)
+					for _, b := range batches(seed) {
+						require.NoError(t, exp.ConsumeMetrics(context.Background(), b))
+					}
+					want := expectOTLP(strategy, batches(seed)...)
+					checkScrapes(t, url, scrapers, openMetrics, want)
+					st.add(want.stats())
+				}
+				t.Logf("%d scrapers; of the OTLP sent, %d families (%d left out) and %d series checked in every format",
+					len(scrapers), st.families, st.left, st.series)
+				require.NotZero(t, st.series)
 			})
 		}
 	}
@@ -127,9 +157,10 @@ func freeEndpoint(t *testing.T) string {
 
 // checkScrapes scrapes url as each scraper and checks every answer: the
 // format it negotiates, that Prometheus parses it, that it holds the
-// exporter's protobuf scrape of the same escaping whole, and that its names
-// are ones the scraper takes.
-func checkScrapes(t *testing.T, url string, scrapers []scraper, openMetrics bool) {
+// exporter's protobuf scrape of the same escaping whole, that its names are
+// ones the scraper takes and, with want, that it holds what the OTLP sent
+// predicts.
+func checkScrapes(t *testing.T, url string, scrapers []scraper, openMetrics bool, want *otlpWant) {
 	t.Helper()
 	refs := references(t, url)
 	for _, s := range scrapers {
@@ -143,6 +174,9 @@ func checkScrapes(t *testing.T, url string, scrapers []scraper, openMetrics bool
 		checkArrived(t, what, refs[neg.escaping], got, neg.mediaType)
 		if neg.escaping != model.NoEscaping {
 			require.Empty(t, got.utf8Names, "%s: names a scraper without allow-utf-8 refuses", what)
+		}
+		if want != nil {
+			checkOTLP(t, what, want, neg, got)
 		}
 	}
 	// Nothing moved while the formats were scraped.
@@ -260,7 +294,8 @@ func requireEqualFamilies(t *testing.T, want, got []*dto.MetricFamily) {
 	require.True(t, equalFamilies(want, got), "the exposition changed between scrapes")
 }
 
-// exemplarValue is an exemplar as the parsers return it.
+// exemplarValue is an exemplar as the parsers return it, or as the OTLP
+// sent predicts it.
 type exemplarValue struct {
 	value  float64
 	labels string // name="value" pairs sorted by name, comma-separated
