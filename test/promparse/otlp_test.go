@@ -83,6 +83,15 @@ type otlpWant struct {
 	targets map[string]*wantTarget // by job and instance
 	// badFamilies are the translated family names left out, and why.
 	badFamilies map[string]string
+	// dropped are the families the exporter drops, an earlier family having
+	// taken their names (complete only).
+	dropped map[string]bool
+	// complete says that the exposition holds nothing else.
+	complete bool
+	// nativeExemplars says that the exemplars of native histograms are
+	// predicted: Prometheus' protobuf parser reads them whole only for the
+	// first native histogram of a family (see expected).
+	nativeExemplars bool
 }
 
 // namers are otlptranslator's namers for a translation_strategy, as contrib's
@@ -103,10 +112,16 @@ func namers(strategy agentprometheusexporter.TranslationStrategy) (otlptranslato
 }
 
 // expectOTLP builds the expectation of batches sent in order to an
-// exporter with strategy.
-func expectOTLP(strategy agentprometheusexporter.TranslationStrategy, batches ...pmetric.Metrics) *otlpWant {
+// exporter with strategy. complete states a batch made for it (fixed_test.go)
+// whole: a family whose type or names an earlier family took is dropped, as
+// the README states (the bad-input table), rather than left out, and the
+// exemplars of native histograms are predicted.
+func expectOTLP(strategy agentprometheusexporter.TranslationStrategy, complete bool, batches ...pmetric.Metrics) *otlpWant {
 	metricNamer, labelNamer := namers(strategy)
-	w := &otlpWant{series: map[string]*wantSeries{}, targets: map[string]*wantTarget{}, badFamilies: map[string]string{}}
+	w := &otlpWant{
+		series: map[string]*wantSeries{}, targets: map[string]*wantTarget{}, badFamilies: map[string]string{},
+		dropped: map[string]bool{}, complete: complete, nativeExemplars: complete,
+	}
 	// labelName translates an attribute key as the exporter names labels:
 	// otlptranslator's name; __name__, which no parser takes in a label
 	// set, as exported___name__, and le and quantile where the exposition
@@ -171,7 +186,8 @@ func expectOTLP(strategy agentprometheusexporter.TranslationStrategy, batches ..
 		}
 	}
 	// A family whose names another family takes, in any escaping, keeps
-	// them or loses them by which came first: left out, both.
+	// them or loses them by which came first: dropped when complete, else
+	// left out, both.
 	claims := map[string]string{"target_info": ""}
 	for _, name := range familyOrder {
 		var taken []string
@@ -179,6 +195,10 @@ func expectOTLP(strategy agentprometheusexporter.TranslationStrategy, batches ..
 			if other, ok := claims[c]; ok && other != name {
 				taken = append(taken, c)
 			}
+		}
+		if len(taken) > 0 && complete {
+			w.dropped[name] = true
+			continue
 		}
 		for _, c := range taken {
 			why := fmt.Sprintf("%s is a name of %q too", c, claims[c])
@@ -313,6 +333,9 @@ func (w *otlpWant) metric(m pmetric.Metric, resource string, base []label, metri
 		return // dropped (invalid_name)
 	}
 	if k, ok := families[name]; ok && k != fk {
+		if w.complete {
+			return // the first type is kept, points of another dropped
+		}
 		w.badFamilies[name] = "points of two types"
 	} else if !ok {
 		families[name] = fk
@@ -698,7 +721,7 @@ func (w *otlpWant) render(format string, scheme model.EscapingScheme) rendered {
 	holding := map[string]bool{} // resources with series: they have a target_info
 	for _, id := range w.order {
 		s := w.series[id]
-		if s.bad || w.badFamilies[s.family] != "" || s.ts == math.MinInt64 {
+		if s.bad || w.badFamilies[s.family] != "" || w.dropped[s.family] || s.ts == math.MinInt64 {
 			continue
 		}
 		holding[s.resource] = true
@@ -744,9 +767,17 @@ func (w *otlpWant) render(format string, scheme model.EscapingScheme) rendered {
 			if s.native != nil && format == formatProtobuf {
 				k := key(name, slices.Clone(pairs))
 				r.natives[k] = nativeSeen{h: s.native, count: s.count, sum: s.sum, ts: ts, hasTs: true}
-				// Its exemplars are not predicted: Prometheus' protobuf
-				// parser reads them whole only for the first native
-				// histogram of a family (see expected).
+				if w.nativeExemplars {
+					// Prometheus keeps a native histogram's exemplars with
+					// timestamps only.
+					var exs []exemplarValue
+					for _, e := range s.exemplars {
+						if e.hasTs {
+							exs = append(exs, e)
+						}
+					}
+					r.exemplars[k] = exs
+				}
 				continue
 			}
 			inf := put("_bucket", float64(s.count), model.BucketLabel, "+Inf")
@@ -794,7 +825,7 @@ func (w *otlpWant) stats() otlpStats {
 	st := otlpStats{left: len(w.badFamilies)}
 	families := map[string]bool{}
 	for _, s := range w.series {
-		if !s.bad && w.badFamilies[s.family] == "" && s.ts != math.MinInt64 {
+		if !s.bad && w.badFamilies[s.family] == "" && !w.dropped[s.family] && s.ts != math.MinInt64 {
 			families[s.family] = true
 			st.series++
 		}
@@ -803,7 +834,8 @@ func (w *otlpWant) stats() otlpStats {
 	return st
 }
 
-// checkOTLP checks that a parsed scrape holds what the OTLP sent predicts.
+// checkOTLP checks that a parsed scrape holds what the OTLP sent predicts;
+// with want.complete, nothing else either.
 func checkOTLP(t *testing.T, what string, want *otlpWant, neg negotiated, got parsed) {
 	t.Helper()
 	r := want.render(neg.mediaType, neg.escaping)
@@ -825,5 +857,16 @@ func checkOTLP(t *testing.T, what string, want *otlpWant, neg negotiated, got pa
 		g, ok := got.natives[k]
 		require.True(t, ok, "%s: native histogram %s, sent, is missing", what, k)
 		checkNative(t, what, k, w, g)
+	}
+	if want.complete {
+		for k := range got.samples {
+			require.Contains(t, r.samples, k, "%s: %s was not sent", what, k)
+		}
+		for k := range got.natives {
+			require.Contains(t, r.natives, k, "%s: native histogram %s was not sent", what, k)
+		}
+		for k, v := range got.exemplars {
+			require.Contains(t, r.exemplars, k, "%s: %s has exemplars %+v, none sent", what, k, v)
+		}
 	}
 }
