@@ -129,7 +129,8 @@ unit: prometheus
 	# The bad-input tests lint every scrape with promtool; without it they fail here rather than skip.
 	STATSGATE_REQUIRE_PROMTOOL=1 $(GO) test -race ./...
 	@$(MAKE) --no-print-directory unit-plain
-	# Every format's scrape parsed by Prometheus 3.16's own parsers; a module of its own keeps
+	# Every format's scrape, with every Accept header Prometheus 2.42 to 3.16 sends, parsed by
+	# Prometheus 3.16's own parsers and compared with the OTLP sent; a module of its own keeps
 	# prometheus/prometheus out of the main one.
 	cd test/promparse && $(GO) test -count=1 ./...
 
