@@ -131,7 +131,9 @@ func TestDeltaCounterAccumulates(t *testing.T) {
 
 // TestHistogram: bucket counts are stored cumulative, one per bound (the
 // +Inf bucket is the count), with bounds shared by the series of one
-// layout; a new layout replaces the old; a +Inf bound is no bound; a point
+// layout; a new layout replaces the old; unsorted bounds are sorted and a
+// repeated one counts its first bucket, as contrib does; a +Inf bound is
+// no bound; a point
 // without buckets keeps count and sum only; buckets that disagree with the
 // count are refused.
 func TestHistogram(t *testing.T) {
@@ -166,6 +168,8 @@ func TestHistogram(t *testing.T) {
 		sum        float64
 	}{
 		{"new bounds", hp{bounds: []float64{1, 5}, counts: []uint64{2, 2, 1}, count: 5, sum: 7}, nil, []float64{1, 5}, []uint64{2, 4}, 5, 7},
+		{"unsorted, repeated bounds: sorted, each bucket counted at its bound's first place", hp{bounds: []float64{5, 1, 5}, counts: []uint64{1, 2, 3, 4}, count: 10, sum: 6},
+			nil, []float64{1, 5}, []uint64{2, 3}, 10, 6},
 		{"+Inf bound", hp{bounds: []float64{1, math.Inf(1)}, counts: []uint64{1, 2, 0}, count: 3, sum: 8}, nil, []float64{1}, []uint64{1}, 3, 8},
 		{"no buckets", hp{count: 4, sum: 9}, nil, nil, nil, 4, 9},
 		{"buckets above the count", hp{bounds: []float64{1}, counts: []uint64{1, 2}, count: 2, sum: 10},
