@@ -43,9 +43,8 @@ func fixedBatch(step int) pmetric.Metrics {
 	sm.Scope().SetName("fixed")
 	sm.Scope().SetVersion("1.0")
 	ms := sm.Metrics()
-	s := time.Duration(step)
-	ts := fixedAt(s * 10 * time.Second)
-	prev := fixedAt((s - 1) * 10 * time.Second)
+	ts := fixedAt(time.Duration(step) * 10 * time.Second)
+	prev := fixedAt(time.Duration(step-1) * 10 * time.Second)
 	start := fixedAt(0)
 	traceID := pcommon.TraceID{0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 1, 2, 3, 4, 5, 6, 7, 8, 9, byte(step)}
 	spanID := pcommon.SpanID{1, 2, 3, 4, 5, 6, 7, byte(step)}

@@ -231,7 +231,7 @@ func claimedNames(name string) []string {
 // (model.EscapeMetricFamily's rule): a legacy name as it is, any other by
 // model.EscapeName.
 func escapeName(name string, scheme model.EscapingScheme) string {
-	if scheme == model.NoEscaping || model.IsValidLegacyMetricName(name) {
+	if scheme == model.NoEscaping || model.LegacyValidation.IsValidMetricName(name) {
 		return name
 	}
 	return model.EscapeName(name, scheme)

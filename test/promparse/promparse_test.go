@@ -392,7 +392,7 @@ func parse(body []byte, contentType string) (parsed, error) {
 			continue
 		}
 		lset.Range(func(l labels.Label) {
-			if !isLegacy(l.Name, false) || l.Name == labels.MetricName && !isLegacy(l.Value, true) {
+			if !isLegacy(l.Name, false) || l.Name == model.MetricNameLabel && !isLegacy(l.Value, true) {
 				got.utf8Names = append(got.utf8Names, l.Name+"="+l.Value)
 			}
 		})
@@ -413,7 +413,7 @@ func parse(body []byte, contentType string) (parsed, error) {
 // escaping=allow-utf-8 takes.
 func isLegacy(name string, metric bool) bool {
 	if metric {
-		return model.IsValidLegacyMetricName(name)
+		return model.LegacyValidation.IsValidMetricName(name)
 	}
 	return model.LegacyValidation.IsValidLabelName(name) && utf8.ValidString(name)
 }
