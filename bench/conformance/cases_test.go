@@ -336,6 +336,17 @@ var cases = []testCase{
 		},
 	},
 	{
+		name: "resource_with_empty_instance_id_or_name",
+		build: func() []pmetric.Metrics {
+			md := pmetric.NewMetrics()
+			sm := addResource(md, map[string]any{"service.name": "api", "service.instance.id": "", "host.name": "h1"})
+			intPoint(gauge(sm, "res.gauge", "", "Empty instance id."), 1, nil)
+			sm = addResource(md, map[string]any{"service.name": "", "service.instance.id": "pod-2", "host.name": "h2"})
+			intPoint(gauge(sm, "res.gauge", "", "Empty instance id."), 2, map[string]any{"other": "x"})
+			return []pmetric.Metrics{md}
+		},
+	},
+	{
 		name: "resource_target_info_attribute_collision",
 		build: func() []pmetric.Metrics {
 			md := pmetric.NewMetrics()

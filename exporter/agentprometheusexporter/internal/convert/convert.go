@@ -210,7 +210,10 @@ func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 	}
 	job, instance := w.key[:jobEnd], w.key[jobEnd+1:]
 	w.res = w.c.store.Resource(w.key, w.now)
-	if hasJob && hasInstance {
+	// As contrib: no target_info without a job and an instance, empty ones
+	// included (all the resources of a job without instance ids share one
+	// entry, and their target_info would be whichever came last).
+	if len(job) > 0 && len(instance) > 0 {
 		w.buf = w.renderTargetInfo(w.buf[:0], attrs, job, instance)
 		if w.res.TargetInfo() != string(w.buf) {
 			w.res.SetTargetInfo(string(w.buf))

@@ -253,13 +253,23 @@ func TestTargetInfo(t *testing.T) {
 		m.PutStr("service.instance.id", "i-4")
 		m.PutStr("host.name", "h4")
 	}, true)
+	add(func(m pcommon.Map) { // an empty instance, as contrib: none
+		m.PutStr("service.name", "api")
+		m.PutStr("service.instance.id", "")
+		m.PutStr("host.name", "h6")
+	}, true)
+	add(func(m pcommon.Map) { // an empty job, as contrib: none
+		m.PutStr("service.name", "")
+		m.PutStr("service.instance.id", "i-7")
+		m.PutStr("host.name", "h7")
+	}, true)
 	add(func(m pcommon.Map) { // no series
 		m.PutStr("service.name", "idle")
 		m.PutStr("service.instance.id", "i-5")
 		m.PutStr("host.name", "h5")
 	}, false)
 	stats := st.Consume(md)
-	assert.Equal(t, int64(4), stats.Created)
+	assert.Equal(t, int64(6), stats.Created)
 
 	var got []string
 	for _, ti := range st.TargetInfos() {
