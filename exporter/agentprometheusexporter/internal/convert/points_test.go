@@ -59,12 +59,13 @@ func TestSums(t *testing.T) {
 				return
 			}
 			f := st.FamilyNamed(tt.family)
-			require.NotNil(t, f, "families: %v", st.FamilyNames())
-			assert.Equal(t, tt.kind, f.Kind)
 			if tt.drop != nil {
-				assert.Empty(t, st.Series(tt.family))
+				// A family left without series is forgotten at once.
+				assert.Nil(t, f, "families: %v", st.FamilyNames())
 				return
 			}
+			require.NotNil(t, f, "families: %v", st.FamilyNames())
+			assert.Equal(t, tt.kind, f.Kind)
 			assert.Equal(t, map[string]storetest.Series{agentLabels: tt.want}, st.Series(tt.family))
 		})
 	}
@@ -247,13 +248,13 @@ func TestExponentialHistogram(t *testing.T) {
 			st := newStore(t, storetest.UnderscoreEscapingWithoutSuffixes)
 			stats := st.Consume(batch(agent(), exponential("e", tt.p)))
 			f := st.FamilyNamed("e")
-			require.NotNil(t, f)
-			assert.Equal(t, store.KindHistogram, f.Kind)
 			if tt.want == nil {
 				assert.Equal(t, dropped(map[convert.Reason]int64{convert.Invalid: 1}), stats.Dropped)
-				assert.Empty(t, st.Series("e"))
+				assert.Nil(t, f, "a family left without series is forgotten at once")
 				return
 			}
+			require.NotNil(t, f)
+			assert.Equal(t, store.KindHistogram, f.Kind)
 			assert.Equal(t, [convert.NumReasons]int64{}, stats.Dropped)
 			got := st.Series("e")[agentLabels+`,point="0"`]
 			assert.Equal(t, tt.want, got.Native)

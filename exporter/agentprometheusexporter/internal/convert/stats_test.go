@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
@@ -189,4 +190,19 @@ func TestNoRecordedValue(t *testing.T) {
 	st.Consume(batch(agent(), counter("c", "", pt{attrs: kv("b"), start: 1, end: 30, noValue: true})))
 	assert.Empty(t, st.Series("c"))
 	assert.Empty(t, st.TargetInfos(), "a resource without series has no target_info")
+}
+
+// TestARefusedMetricLeavesNoFamily: a metric none of whose points is stored
+// leaves no family behind to hold its name and type, so the same name of
+// another type is stored at once rather than refused as a conflict until
+// the next sweep.
+func TestARefusedMetricLeavesNoFamily(t *testing.T) {
+	st := newStore(t, storetest.UnderscoreEscapingWithoutSuffixes)
+	stats := st.Consume(batch(agent(), counter("x", "", pt{end: 1, v: -1})))
+	assert.Equal(t, dropped(map[convert.Reason]int64{convert.Invalid: 1}), stats.Dropped)
+	assert.Empty(t, st.FamilyNames())
+	stats = st.Consume(batch(agent(), gauge("x", "", pt{end: 2, v: 5})))
+	assert.Equal(t, dropped(nil), stats.Dropped)
+	require.NotNil(t, st.FamilyNamed("x"))
+	assert.Equal(t, store.KindGauge, st.FamilyNamed("x").Kind)
 }

@@ -223,6 +223,32 @@ func (st *Store) TargetInfos() []TargetInfo {
 	return out
 }
 
+// forgetIfEmpty removes f from the store when it has no series.
+func (st *Store) forgetIfEmpty(f *Family) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.forgetLocked(f)
+}
+
+// forgetLocked removes f from the store when it has no series. Ingestion
+// may have added a series since its caller saw it empty; only a still-empty
+// family goes, and marking it dead sends late writers back to the store.
+// Call with st.mu held.
+func (st *Store) forgetLocked(f *Family) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.series) != 0 || st.families[f.Name] != f {
+		return
+	}
+	f.dead = true
+	delete(st.families, f.Name)
+	for _, c := range exposedNames(f.Name, f.Kind, st.claimsOf) {
+		if st.claims[c] == f {
+			delete(st.claims, c)
+		}
+	}
+}
+
 // Sweep removes the series last updated before cutoff (unix nanoseconds),
 // then the families and resources left without series. It returns how many
 // series expired.
@@ -239,19 +265,7 @@ func (st *Store) Sweep(cutoff int64) int {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	for _, f := range emptyFamilies {
-		// Ingestion may have added a series since; only a still-empty family
-		// goes, and marking it dead sends late writers back to the store.
-		f.mu.Lock()
-		if len(f.series) == 0 && st.families[f.Name] == f {
-			f.dead = true
-			delete(st.families, f.Name)
-			for _, c := range exposedNames(f.Name, f.Kind, st.claimsOf) {
-				if st.claims[c] == f {
-					delete(st.claims, c)
-				}
-			}
-		}
-		f.mu.Unlock()
+		st.forgetLocked(f)
 	}
 	for k, r := range st.resources {
 		// A resource touched since the cutoff may be about to get series.

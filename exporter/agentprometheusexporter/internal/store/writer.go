@@ -62,7 +62,17 @@ func (w *Writer) Delete(names *LabelNames, values []byte) bool {
 }
 
 // Close releases the family.
+//
+// A family left without series (every point of the metric refused, or a
+// NoRecordedValue for a series it never had) is forgotten at once, as the
+// sweep would forget it later: it would hold its name and type until then,
+// and refuse a metric of the same name and another type as a conflict.
 func (w *Writer) Close() {
-	w.f.mu.Unlock()
+	f := w.f
+	empty := len(f.series) == 0
+	f.mu.Unlock()
 	*w = Writer{}
+	if empty {
+		f.store.forgetIfEmpty(f)
+	}
 }
