@@ -11,6 +11,7 @@
 #   make fleet     three replicas behind haproxy, scraped by Prometheus 3, agents moving between them (part of make test)
 #   make dashboard regenerate the fleet's Grafana dashboard, deploy/dashboards/statsgate.json
 #   make fleet-scaling  copies per series and memory per replica for 2, 3 and 5 replicas (~50 min)
+#   make move-alternatives  the move of one agent run in the ways docs/scaling.md compares (~5 min)
 #
 # Needs only Go: the tools below are installed into .tools/ on first use; Debian packages
 # (prometheus, podman) are installed with apt-get when missing.
@@ -38,7 +39,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check helm-check fleet fleet-scaling haproxy dashboard check-dashboard rules-test
+.PHONY: all build run test unit conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz versions image image-test container-tools k8s-check helm-check fleet fleet-scaling move-alternatives haproxy dashboard check-dashboard rules-test
 
 all: test
 
@@ -185,6 +186,14 @@ fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
 	STATSGATE_DASHBOARD_PNG=$(if $(DASHBOARD_SCREENSHOT),$(abspath $(DASHBOARD_SCREENSHOT))) \
 	$(GO) test -count=1 -v -timeout 12m ./test/fleet
+
+## move-alternatives: the move of one agent between two replicas run in the other ways
+## docs/scaling.md compares (sample timestamps off, a short metric_expiration,
+## track_timestamps_staleness, every export to the other replica, out_of_order_time_window),
+## each asserted: exact or inflated, refused or not. About 5 minutes on 2 cores; not in make test.
+move-alternatives: $(DISTRO) $(PROMETHEUS3)
+	STATSGATE_MOVE_ALTERNATIVES=1 STATSGATE_BINARY=$(CURDIR)/$(DISTRO) STATSGATE_PROMETHEUS3=$(PROMETHEUS3) \
+		$(GO) test -count=1 -v -timeout 15m -run TestMoveSafetyAlternatives ./test/fleet
 
 ## fleet-scaling: copies per series and memory per replica for fleets of 2, 3 and 5 replicas,
 ## departures on and off, and the alternatives (a short expiry, longer connections); writes
