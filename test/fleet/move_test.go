@@ -33,8 +33,9 @@ type moveCase struct {
 	scrape string
 	// firstRun is how many exports go to the first replica (6 by default).
 	firstRun int
-	// alternate sends every export to the other replica, as an OTLP/HTTP
-	// balancer does that balances each request.
+	// alternate sends each of the first run's exports to the other replica
+	// than the one before, as an OTLP/HTTP balancer does that balances each
+	// request: 5 moves before the last 6 exports go to the second.
 	alternate bool
 	// storage is added to the Prometheus config's top level.
 	storage string
@@ -387,12 +388,12 @@ func TestMoveSafetyAlternatives(t *testing.T) {
 		{moveCase{name: "delta, timestamps off", delta: true, sets: []string{timestampsOff}}, func(t *testing.T, r moveResult) {
 			checkInflated(t, r, true)
 		}},
-		{moveCase{name: "cumulative, every export to the other replica", alternate: true}, func(t *testing.T, r moveResult) {
+		{moveCase{name: "cumulative, the first 6 exports each to the other replica", alternate: true}, func(t *testing.T, r moveResult) {
 			assert.Equal(t, 5, r.moves, "moves")
 			checkExact(t, r, false)
 			checkRefusedToTheEnd(t, r)
 		}},
-		{moveCase{name: "delta, every export to the other replica", delta: true, alternate: true}, func(t *testing.T, r moveResult) {
+		{moveCase{name: "delta, the first 6 exports each to the other replica", delta: true, alternate: true}, func(t *testing.T, r moveResult) {
 			assert.Equal(t, 5, r.moves, "moves")
 			checkExact(t, r, true)
 			checkRefusedToTheEnd(t, r)
