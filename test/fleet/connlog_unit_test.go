@@ -162,15 +162,29 @@ func TestSetGRPCReplicasFromTheLogFile(t *testing.T) {
 	assert.Error(t, setGRPCReplicas(&m, filepath.Join(t.TempDir(), "missing.log")))
 }
 
+// requireHAProxy is the haproxy STATSGATE_HAPROXY names. The tests that run
+// it need no distro, but run with the fleet's: without STATSGATE_BINARY (a
+// plain go test ./...) they skip, and with it (make fleet) a missing haproxy
+// fails them.
+func requireHAProxy(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("STATSGATE_BINARY") == "" {
+		t.Skip("STATSGATE_BINARY is not set; run `make fleet`, which builds the distro and installs haproxy")
+	}
+	p := os.Getenv("STATSGATE_HAPROXY")
+	require.NotEmpty(t, p, "STATSGATE_HAPROXY is not set; `make fleet` installs haproxy (Debian package haproxy) and sets it")
+	fi, err := os.Stat(p)
+	require.NoError(t, err, "STATSGATE_HAPROXY=%s", p)
+	require.False(t, fi.IsDir(), "STATSGATE_HAPROXY=%s is a directory", p)
+	return p
+}
+
 // The haproxy of the fleet, with its config, logs a line per connection
 // that puts each on the replica that took it, as the replica tells the
 // client: also when a client port is used again, and when a replica
 // refuses the connection and haproxy hands it to another.
 func TestConnLogOfRealHAProxy(t *testing.T) {
-	bin := os.Getenv("STATSGATE_HAPROXY")
-	if bin == "" {
-		t.Skip("STATSGATE_HAPROXY is not set; `make fleet` sets it")
-	}
+	bin := requireHAProxy(t)
 	dir := t.TempDir()
 	replicas := make([]*replica, 3)
 	for i := range replicas {
@@ -295,10 +309,7 @@ func (s *standIn) tookExport(instance string, point time.Time) bool {
 // that end their connections every second: every acknowledged export is put
 // on the replica that took it.
 func TestConnLogPutsAgentExportsOnTheReplicasThatTookThem(t *testing.T) {
-	bin := os.Getenv("STATSGATE_HAPROXY")
-	if bin == "" {
-		t.Skip("STATSGATE_HAPROXY is not set; `make fleet` sets it")
-	}
+	bin := requireHAProxy(t)
 	dir := t.TempDir()
 	replicas := make([]*replica, 3)
 	standIns := make([]*standIn, len(replicas))

@@ -25,11 +25,7 @@ const (
 // helmBinary is helm (make helm-check sets STATSGATE_HELM).
 func helmBinary(t *testing.T) string {
 	t.Helper()
-	helm := os.Getenv("STATSGATE_HELM")
-	if helm == "" {
-		t.Skip("STATSGATE_HELM is not set; run `make helm-check`, which installs helm into .tools/")
-	}
-	return helm
+	return tool(t, "STATSGATE_HELM", "run `make helm-check`, which installs helm into .tools/ and sets STATSGATE_HELM")
 }
 
 // The chart cannot read files outside itself: it carries copies of the default collector

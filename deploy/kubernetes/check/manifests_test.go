@@ -190,6 +190,32 @@ func binary(t *testing.T) string {
 	return bin
 }
 
+// tool is the path of the tool env names, which make k8s-check or make
+// helm-check sets; how says how to get it. Without STATSGATE_BINARY (a plain
+// go test ./...) the caller skips, as the tests of the distro do; with it, a
+// make target meant to run the caller, and a missing tool fails it.
+func tool(t *testing.T, env, how string) string {
+	t.Helper()
+	if os.Getenv("STATSGATE_BINARY") == "" {
+		t.Skipf("STATSGATE_BINARY is not set; %s", how)
+	}
+	p := os.Getenv(env)
+	if p == "" {
+		t.Fatalf("%s is not set; %s", env, how)
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatalf("%s=%s: %v; %s", env, p, err, how)
+	}
+	if fi.IsDir() {
+		t.Fatalf("%s=%s is a directory; %s", env, p, how)
+	}
+	return p
+}
+
+// promtoolHow says how to get promtool with Kubernetes discovery.
+const promtoolHow = "run `make k8s-check`, which builds promtool with Kubernetes discovery into .tools/ and sets STATSGATE_PROMTOOL"
+
 // validate runs `otelcol-statsgate validate` on config with the container's
 // environment only (secrets as placeholders): the config must not depend on
 // anything else.
@@ -284,10 +310,7 @@ func TestScrapeConfig(t *testing.T) {
 	if err := CheckScrapeConfig(scrape, g); err != nil {
 		t.Fatal(err)
 	}
-	promtool := os.Getenv("STATSGATE_PROMTOOL")
-	if promtool == "" {
-		t.Skip("STATSGATE_PROMTOOL is not set; run `make k8s-check`, which builds promtool with Kubernetes discovery")
-	}
+	promtool := tool(t, "STATSGATE_PROMTOOL", promtoolHow)
 	t.Run("promtool", func(t *testing.T) {
 		out, err := exec.Command(promtool, "check", "config", promtoolConfig(t, scrape)).CombinedOutput()
 		if err != nil {

@@ -140,10 +140,7 @@ func TestBrokenRulesFail(t *testing.T) {
 // alert broken in one way (the threshold, the for, the selection, a label): the
 // firing case stops firing or the silent one fires.
 func TestRulesPromtool(t *testing.T) {
-	promtool := os.Getenv("STATSGATE_PROMTOOL")
-	if promtool == "" {
-		t.Skip("STATSGATE_PROMTOOL is not set; run `make k8s-check`, which builds promtool")
-	}
+	promtool := tool(t, "STATSGATE_PROMTOOL", promtoolHow)
 	rules := string(readFile(t, rulesFile))
 	tests := readFile(t, rulesTestFile)
 	run := func(t *testing.T, rules string) ([]byte, error) {
