@@ -20,6 +20,10 @@ import (
 // WriteEncoded writes every family with expfmt's encoder for format: the
 // path for formats without a direct writer (OpenMetrics 2.0), and the
 // reference the direct writers are tested against.
+//
+// As the reference, it keeps its own copy of the rules the direct writers
+// take from store.Snapshot (Created, CounterExemplar, BucketExemplars):
+// were it to share them, a wrong rule would pass the equivalence tests.
 // Families are encoded one at a time so that memory stays bounded by the
 // largest family.
 func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {

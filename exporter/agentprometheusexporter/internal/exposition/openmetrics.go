@@ -2,7 +2,6 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 
 import (
 	"io"
-	"sort"
 	"strconv"
 
 	"github.com/prometheus/common/model"
@@ -40,7 +39,7 @@ type openMetricsState struct {
 	stampMs, createdNs     int64
 	stampText, createdText []byte
 	// bucketExemplar holds, per bucket of the current histogram, the index
-	// of the exemplar it carries, -1 for none.
+	// of the exemplar it carries, -1 for none (store.Snapshot.BucketExemplars).
 	bucketExemplar []int
 }
 
@@ -74,9 +73,8 @@ func (openMetrics) series(t *writer, s *store.Snapshot) {
 	case store.KindCounter:
 		t.sample(&n.sample)
 		t.omFloat(s.Value)
-		if k := len(s.Exemplars); k > 0 {
-			// A counter carries one exemplar: the latest, as client_golang keeps.
-			t.omExemplar(&s.Exemplars[k-1])
+		if e := s.CounterExemplar(); e != nil {
+			t.omExemplar(e)
 		}
 		t.buf = append(t.buf, '\n')
 		t.omCreated(s)
@@ -114,18 +112,7 @@ func (t *writer) omHistogram(s *store.Snapshot) {
 	if s.Bounds != nil {
 		bounds = s.Bounds.Values
 	}
-	// Each exemplar goes to the first bucket whose bound is not below it, a
-	// later one replacing an earlier one; one above every bound to +Inf.
-	// Only classic buckets carry exemplars (histogramDTO).
-	ex := t.om.bucketExemplar[:0]
-	if len(s.Exemplars) > 0 && s.Bounds != nil && s.Native == nil {
-		for range len(bounds) + 1 {
-			ex = append(ex, -1)
-		}
-		for i := range s.Exemplars {
-			ex[sort.SearchFloat64s(bounds, s.Exemplars[i].Value)] = i
-		}
-	}
+	ex := s.BucketExemplars(t.om.bucketExemplar)
 	t.om.bucketExemplar = ex
 	t.setPrefix(&n.bucket)
 	for i, c := range s.Cumulative {
@@ -192,17 +179,17 @@ func hasPairs(labels string) bool {
 }
 
 // omCreated writes the _created sample of a counter, histogram or summary
-// when they are asked for and the series has a created time: a held zero
-// always (its run's start), other series from one second after the epoch
-// on (0 and tiny values mean unknown).
+// when they are asked for and the series has a created time
+// (store.Snapshot.Created).
 func (t *writer) omCreated(s *store.Snapshot) {
-	if !t.opts.CreatedSamples || !s.Held && s.Start < 1e9 {
+	created, ok := s.Created()
+	if !t.opts.CreatedSamples || !ok {
 		return
 	}
 	om := &t.om
-	if s.Start != om.createdNs || len(om.createdText) == 0 {
-		om.createdNs = s.Start
-		om.createdText = promtext.AppendOpenMetricsFloat(om.createdText[:0], float64(s.Start)/1e9)
+	if created != om.createdNs || len(om.createdText) == 0 {
+		om.createdNs = created
+		om.createdText = promtext.AppendOpenMetricsFloat(om.createdText[:0], float64(created)/1e9)
 	}
 	t.sample(&t.names.created)
 	t.buf = append(t.buf, ' ')

@@ -3,7 +3,6 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 import (
 	"io"
 	"math"
-	"sort"
 	"strings"
 	"sync"
 	"unsafe"
@@ -241,8 +240,8 @@ func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
 		return closeMessage(b, at, 2)
 	}
 	var created int64 // unix nanoseconds; 0 for none
-	if s.Start > 0 && s.Start >= 1e9 {
-		created = s.Start
+	if ns, ok := s.Created(); ok {
+		created = ns
 	}
 	switch p.kind {
 	case store.KindCounter:
@@ -250,9 +249,8 @@ func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
 		c := len(b)
 		b = append(b, 0)
 		b = appendDouble(b, tagValue, s.Value)
-		if n := len(s.Exemplars); n > 0 {
-			// A counter carries one exemplar: the latest, as client_golang keeps.
-			b = appendExemplar(append(b, tagCounterExemplar), &s.Exemplars[n-1])
+		if e := s.CounterExemplar(); e != nil {
+			b = appendExemplar(append(b, tagCounterExemplar), e)
 		}
 		if created != 0 {
 			b = appendTimestamp(b, tagCounterCreated, created)
@@ -367,21 +365,13 @@ func (p *protoWriter) histogram(b []byte, s *store.Snapshot, created int64) []by
 	return closeMessage(b, h, 2)
 }
 
-// buckets appends the classic buckets. Each exemplar goes to the first
-// bucket whose bound is not below it, a later one replacing an earlier; one
-// above every bound gets an explicit +Inf bucket, as client_golang adds.
+// buckets appends the classic buckets, with the exemplars where
+// store.Snapshot.BucketExemplars places them; one above every bound gets an
+// explicit +Inf bucket, as client_golang adds.
 func (p *protoWriter) buckets(b []byte, s *store.Snapshot) []byte {
 	bounds := s.Bounds.Values
-	at := p.exemplarAt[:0]
-	if len(s.Exemplars) > 0 {
-		for range len(bounds) + 1 {
-			at = append(at, -1)
-		}
-		for i := range s.Exemplars {
-			at[sort.SearchFloat64s(bounds, s.Exemplars[i].Value)] = i
-		}
-		p.exemplarAt = at
-	}
+	at := s.BucketExemplars(p.exemplarAt)
+	p.exemplarAt = at
 	for i, c := range s.Cumulative {
 		if len(at) == 0 || at[i] < 0 {
 			// Without an exemplar the length is known: 10 bytes and the count's varint.
