@@ -43,7 +43,7 @@ type openMetricsState struct {
 	bucketExemplar []int
 }
 
-func (openMetrics) header(t *writer, help string) {
+func (openMetrics) begin(t *writer, help string) {
 	t.headerLine("HELP", &t.names.family)
 	t.buf = append(t.buf, ' ')
 	t.buf = promtext.AppendEscaped(t.buf, help)
@@ -104,7 +104,8 @@ func (openMetrics) series(t *writer, s *store.Snapshot) {
 	}
 }
 
-func (openMetrics) end(t *writer) { t.buf = append(t.buf, "# EOF\n"...) }
+func (openMetrics) end(*writer)     {}
+func (openMetrics) close(t *writer) { t.buf = append(t.buf, "# EOF\n"...) }
 
 func (t *writer) omHistogram(s *store.Snapshot) {
 	n := &t.names

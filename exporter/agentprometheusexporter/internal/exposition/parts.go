@@ -51,6 +51,14 @@ func WriteOpenMetricsParts(w io.Writer, st *store.Store, opts Options, scheme mo
 	return writeParts(w, st, opts, scheme, openMetrics{}, parts)
 }
 
+// WriteProtobufParts writes what WriteProtobuf writes, encoded by
+// parts.Codec, in parts formatted on parts.Workers goroutines. A family
+// formatted in more than one part goes out once all of it is formatted, as
+// its length comes first: until then its encoded parts are kept.
+func WriteProtobufParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
+	return writeParts(w, st, opts, scheme, protobuf{}, parts)
+}
+
 // part is a stretch of an exposition: copies of consecutive series of one
 // or more families, taken under the run's lock as a sequential scrape takes
 // them (forward, so that no series is copied twice), then formatted and
@@ -60,16 +68,26 @@ type part struct {
 	scratch store.SnapshotScratch
 	spans   []span
 	infos   []store.TargetInfo // target_info's series, in the first part only
-	last    bool               // the format's end follows the part
+	last    bool               // the format's close follows the part
 	lines   int                // an estimate of the lines, to cut parts
 	enc     io.WriteCloser
 	err     error
+	// For a sized format: lead is the bytes of the first span when it goes
+	// on with a family begun in an earlier part; tail, when the last span
+	// begins a family that goes on in a later part, encodes that span's
+	// series (tailSize bytes), apart from enc, as the family's beginning
+	// goes between them once its size is known.
+	lead     int
+	tail     io.WriteCloser
+	tailSize int
 }
 
-// span is a family's series in a part, snaps[from:to] of its scratch.
+// span is a family's series in a part, snaps[from:to] of its scratch; the
+// series of one family in a part are one span.
 type span struct {
 	family   *store.Family
-	header   bool // the family's first series: its header lines go first
+	header   bool // the family's first series: its beginning goes first
+	cont     bool // the family may go on in the next part
 	from, to int
 }
 
@@ -105,6 +123,13 @@ type partRun struct {
 	ready          []*part // completed parts by seq modulo len(ready)
 	emitting       bool    // a worker is emitting
 	err            error
+	// open is the family of a sized format that the emitted parts began and
+	// that goes on in the parts still to come, nil for none; openSize is
+	// the size of its series so far, and held the encoded parts that wait
+	// for its beginning. Only the emitting worker uses them.
+	open     *store.Family
+	openSize int
+	held     []io.WriteCloser
 }
 
 func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format, parts Parts) error {
@@ -152,8 +177,8 @@ func (r *partRun) work() {
 		p := r.take()
 		r.mu.Unlock()
 		p.enc = r.parts.Codec.Part()
-		t.formatPart(p)
-		r.complete(p)
+		t.formatPart(p, r.parts.Codec)
+		r.complete(p, t)
 		// A worker never waits while parts are left, so it would keep its
 		// core until the scheduler preempts it (10 ms); yielding after each
 		// part lets ingestion waiting for a core in within about a part's
@@ -176,12 +201,19 @@ func (r *partRun) take() *part {
 		from := len(p.scratch.Snaps())
 		next, more := fam.AppendSnapshots(&p.scratch, r.opts.Release, r.start, step)
 		if snaps := p.scratch.Snaps(); len(snaps) > from {
-			p.spans = append(p.spans, span{family: fam, header: r.header, from: from, to: len(snaps)})
+			if n := len(p.spans); n > 0 && p.spans[n-1].family == fam {
+				p.spans[n-1].to = len(snaps)
+			} else {
+				p.spans = append(p.spans, span{family: fam, header: r.header, from: from, to: len(snaps)})
+			}
 			r.header = false
 			each := lines(&snaps[from])
 			p.lines += each * (len(snaps) - from)
 			// Near the part's size, copy only what fills it.
 			step = min(partStep, max((r.parts.PartLines-p.lines)/each, 1))
+		}
+		if n := len(p.spans); n > 0 && p.spans[n-1].family == fam {
+			p.spans[n-1].cont = more
 		}
 		if more {
 			r.start = next
@@ -197,8 +229,9 @@ func (r *partRun) take() *part {
 }
 
 // complete files a formatted part and, unless another worker is at it,
-// emits the parts that are next in order.
-func (r *partRun) complete(p *part) {
+// emits the parts that are next in order, with t, the worker's writer,
+// free to write what goes between them.
+func (r *partRun) complete(p *part, t *writer) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.ready[p.seq%len(r.ready)] = p
@@ -216,7 +249,7 @@ func (r *partRun) complete(p *part) {
 		r.mu.Unlock()
 		err := q.err
 		if err == nil {
-			err = r.parts.Codec.Emit(r.w, q.enc)
+			err = r.emit(q, t)
 		}
 		recycle(q)
 		r.mu.Lock()
@@ -229,9 +262,74 @@ func (r *partRun) complete(p *part) {
 	r.emitting = false
 }
 
+// emit writes part q, the next in order. A family of a sized format that
+// q begins and a later part goes on with is kept open: q's encoded tail and
+// the later parts' encodings are held until the family's last part, and go
+// out after its beginning (sizedFormat.head) once its size is known.
+func (r *partRun) emit(q *part, t *writer) error {
+	if r.open != nil {
+		if len(q.spans) == 0 || q.spans[0].header {
+			// The family's last series were not shown: it ended before q.
+			if err := r.closeOpen(t); err != nil {
+				return err
+			}
+		} else {
+			r.openSize += q.lead
+			if len(q.spans) == 1 && q.spans[0].cont {
+				r.held = append(r.held, q.enc) // all of q goes on with the family
+				q.enc = nil
+				return nil
+			}
+			if err := r.closeOpen(t); err != nil {
+				return err
+			}
+		}
+	}
+	err := r.parts.Codec.Emit(r.w, q.enc)
+	q.enc = nil
+	if err != nil {
+		return err
+	}
+	if q.tail != nil {
+		r.open, r.openSize = q.spans[len(q.spans)-1].family, q.tailSize
+		r.held = append(r.held, q.tail)
+		q.tail = nil
+	}
+	if q.last && r.open != nil {
+		return r.closeOpen(t)
+	}
+	return nil
+}
+
+// closeOpen writes the open family's beginning, then the parts held for it.
+func (r *partRun) closeOpen(t *writer) error {
+	f := r.open
+	enc := r.parts.Codec.Part()
+	t.to(enc)
+	t.enter(f.Name, f.Kind)
+	t.sized.head(t, f.Help, r.openSize)
+	t.flush()
+	err := t.err
+	if cerr := enc.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = r.parts.Codec.Emit(r.w, enc)
+	}
+	for i, h := range r.held {
+		if err == nil {
+			err = r.parts.Codec.Emit(r.w, h)
+		}
+		r.held[i] = nil
+	}
+	r.open, r.openSize, r.held = nil, 0, r.held[:0]
+	return err
+}
+
 // recycle returns a part to the pool.
 func recycle(p *part) {
 	p.enc, p.err, p.infos, p.last, p.lines = nil, nil, nil, false, 0
+	p.lead, p.tail, p.tailSize = 0, nil, 0
 	p.spans = p.spans[:0]
 	p.scratch.Reset()
 	partPool.Put(p)
@@ -245,15 +343,28 @@ func lines(s *store.Snapshot) int {
 // newWriter takes a writer from the pool for one scrape.
 func newWriter(w io.Writer, opts Options, scheme model.EscapingScheme, f format) *writer {
 	t := writerPool.Get().(*writer)
-	t.w, t.opts, t.scheme, t.format, t.err, t.buf = w, opts, scheme, f, nil, t.buf[:0]
+	t.to(w)
+	t.opts, t.scheme, t.format = opts, scheme, f
+	t.sized, _ = f.(sizedFormat)
 	_, t.isOM = f.(openMetrics)
+	t.textual = t.sized == nil
 	t.sets.recent = t.sets.recent[:0] // names escaped by another scrape's scheme
+	t.pb.names = nil                  // found out under another scrape's scheme
 	return t
 }
 
+// keepBuffer bounds the buffer a pooled writer keeps between scrapes: a
+// sized format holds a whole family in it, and the largest family of a
+// million series at the bench workload's shape (100k series, ~23 MB) is
+// kept; a single family of millions of series is not.
+const keepBuffer = 64 << 20
+
 // release returns the writer to the pool.
 func (t *writer) release() {
-	t.w, t.format = nil, nil
+	t.w, t.format, t.sized = nil, nil, nil
+	if cap(t.buf) > keepBuffer {
+		t.buf = make([]byte, 0, flushAt+256<<10)
+	}
 	writerPool.Put(t)
 }
 
@@ -266,36 +377,64 @@ func (t *writer) targetInfos(infos []store.TargetInfo) {
 	for _, ti := range infos {
 		// In the writer, not on the stack: the formats take a pointer.
 		t.info = store.Snapshot{Timestamp: ti.Updated, Value: 1}
-		t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
+		t.infoLabels = ti.Labels
+		if t.textual {
+			t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
+		}
 		t.format.series(t, &t.info)
 	}
+	t.format.end(t)
 }
 
-// formatPart formats p into its encoder and closes it.
-func (t *writer) formatPart(p *part) {
-	t.w, t.err, t.buf = p.enc, nil, t.buf[:0]
+// formatPart formats p into its encoder, and closes it. A sized format's
+// family that goes on in another part is written without its beginning
+// and end (partRun.emit): its series in a later part are counted in
+// p.lead, and those in the part that begins it are encoded apart, in
+// p.tail.
+func (t *writer) formatPart(p *part, codec Codec) {
+	t.to(p.enc)
+	enc := p.enc
 	t.targetInfos(p.infos)
 	snaps := p.scratch.Snaps()
-	for _, sp := range p.spans {
+	for i, sp := range p.spans {
 		fam := sp.family
-		if sp.header {
+		whole := t.sized == nil || sp.header && !sp.cont // begun and ended here
+		switch {
+		case sp.header && whole:
 			t.family(fam.Name, fam.Help, fam.Kind)
-		} else {
-			t.kind = fam.Kind
-			t.names.render(fam.Name, fam.Kind, t.scheme, t.isOM, &t.memo)
-		}
-		for i := sp.from; i < sp.to; i++ {
-			t.series(&snaps[i])
-			if len(t.buf) >= flushAt {
-				t.flush()
+		case sp.header: // a sized format's family that goes on
+			t.flush()
+			if cerr := enc.Close(); t.err == nil {
+				t.err = cerr
 			}
+			err := t.err
+			p.tail = codec.Part()
+			enc = p.tail
+			t.to(enc)
+			t.err = err
+			t.enter(fam.Name, fam.Kind)
+		default:
+			t.enter(fam.Name, fam.Kind)
+		}
+		start := t.written()
+		for j := sp.from; j < sp.to; j++ {
+			t.series(&snaps[j])
+			t.spill()
+		}
+		switch {
+		case whole && !sp.cont:
+			t.format.end(t)
+		case i == 0 && !sp.header:
+			p.lead = t.written() - start
+		case sp.header:
+			p.tailSize = t.written() - start
 		}
 	}
 	if p.last {
-		t.format.end(t)
+		t.format.close(t)
 	}
 	t.flush()
-	if cerr := p.enc.Close(); t.err == nil {
+	if cerr := enc.Close(); t.err == nil {
 		t.err = cerr
 	}
 	p.err = t.err

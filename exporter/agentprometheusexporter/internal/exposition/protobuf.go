@@ -4,7 +4,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"sync"
 	"unsafe"
 
 	dto "github.com/prometheus/client_model/go"
@@ -21,13 +20,13 @@ import (
 // the reference for what each series becomes), with names escaped by scheme
 // as expfmt escapes them.
 //
-// It writes straight from store snapshots: no client_model objects, no
-// per-series allocation. Fields are appended in field-number order, as
-// proto.Marshal writes them; a nested message's length goes in front of it,
-// so room for the length is reserved and filled in once the message is
-// written (moved by a byte when the guess was wrong). A family's metrics are
-// collected in a buffer of their own because the family's length precedes
-// them.
+// It writes straight from store snapshots, through the walk the text
+// formats take (writer): no client_model objects, no per-series allocation.
+// Fields are appended in field-number order, as proto.Marshal writes them;
+// a nested message's length goes in front of it, so room for the length is
+// reserved and filled in once the message is written (moved by a byte when
+// the guess was wrong). A family's length precedes it, so a family stays
+// in the writer's buffer until it is whole.
 //
 // The wire helpers are protowire's. They were measured against
 // VictoriaMetrics' easyproto (outside this module, which does not depend on
@@ -37,73 +36,91 @@ import (
 // sample, easyproto 113 ns, 2.6 times as long; it copies every field into a
 // tree of its own and sizes the tree before writing. Neither allocated.
 func WriteProtobuf(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
-	p := protoPool.Get().(*protoWriter)
-	p.w, p.opts, p.scheme, p.err, p.buf = w, opts, scheme, nil, p.buf[:0]
-	p.names = nil // found out under another scrape's scheme
-	if infos := st.TargetInfos(); len(infos) > 0 {
-		p.body = p.body[:0]
-		for _, ti := range infos {
-			p.targetInfo(ti)
-		}
-		p.familyHeader(p.memo.metricName(opts.TargetInfoName, scheme), "Target metadata", dto.MetricType_GAUGE)
-	}
-	for _, f := range st.Families() {
-		p.family(f)
-		if p.err != nil {
-			break
-		}
-	}
-	p.flush()
-	err := p.err
-	p.w = nil
-	if cap(p.body) > keepBody {
-		p.body = nil
-	}
-	protoPool.Put(p)
-	return err
+	return write(w, st, opts, scheme, protobuf{})
 }
 
-// keepBody bounds the family buffer a pooled writer keeps between scrapes:
-// the largest family of a million series at the bench workload's shape (100k
-// series, ~23 MB) is kept; a single family of millions of series is not.
-const keepBody = 64 << 20
+type protobuf struct{}
 
-var protoPool = sync.Pool{New: func() any {
-	p := &protoWriter{buf: make([]byte, 0, flushAt+256<<10)}
-	p.chunk = p.writeChunk // a method value made once, not per family
-	return p
-}}
-
-type protoWriter struct {
-	w      io.Writer
-	err    error
-	opts   Options
-	scheme model.EscapingScheme
-	memo   nameMemo // escaped names, kept with the pooled writer
-	buf    []byte   // families ready to be written
-	body   []byte   // the metrics of the current family
-	// metrics counts the metrics in body: a family without any is left out.
-	metrics int
-	kind    store.Kind
-	chunk   func([]store.Snapshot)
-	scratch store.SnapshotScratch
+// protobufState is what the writer keeps for protobuf between series.
+type protobufState struct {
+	at int // where the current family's message begins in the buffer
 	// exemplarAt is, per bucket of a classic histogram, the index of the
 	// exemplar it carries (-1 for none); the last slot is the +Inf bucket.
 	exemplarAt []int
 	text       []byte // a series' labels as the text formats write them
 	// names is the last set of label names seen, and direct whether its
-	// sets are written from the set (appendSet): the series of a family
+	// sets are written from the set (pbSet): the series of a family
 	// share one set of names, so this is found out once per family.
 	names  *store.LabelNames
 	direct bool
 }
 
-func (p *protoWriter) flush() {
-	if p.err == nil && len(p.buf) > 0 {
-		_, p.err = p.w.Write(p.buf)
-	}
-	p.buf = p.buf[:0]
+// familyRoom is the room begin reserves for a family's length: as much as
+// any length takes, so that no family is moved for it (see end).
+const familyRoom = 5
+
+// begin reserves room for the family's length and writes its name, help and
+// type; the writer keeps the family until end has written its length.
+func (protobuf) begin(t *writer, help string) {
+	t.pb.at = len(t.buf)
+	t.buf = append(t.buf, make([]byte, familyRoom)...)
+	t.buf = t.familyFields(help)
+	t.hold = true
 }
+
+// end writes the family's length in front of it. The room the length does
+// not take is closed by moving what comes before the family in the buffer,
+// when that is shorter than the family, which then stays in place: the
+// buffer is written from skip on.
+func (protobuf) end(t *writer) {
+	t.hold = false
+	at := t.pb.at
+	n := uint64(len(t.buf) - at - familyRoom)
+	gap := familyRoom - protowire.SizeVarint(n)
+	if gap == 0 || at-t.skip > int(n) {
+		t.buf = closeMessage(t.buf, at, familyRoom)
+		return
+	}
+	protowire.AppendVarint(t.buf[at+gap:at+gap], n)
+	copy(t.buf[t.skip+gap:at+gap], t.buf[t.skip:at])
+	t.skip += gap
+}
+
+// head writes the beginning of a family whose series, size bytes, are
+// written apart: its length, name, help and type.
+func (protobuf) head(t *writer, help string, size int) {
+	name, typ := t.memo.metricName(t.famName, t.scheme), familyType(t.kind)
+	fields := 1 + protowire.SizeBytes(len(name)) + 1 + protowire.SizeBytes(len(help)) + 1 + protowire.SizeVarint(uint64(typ))
+	t.buf = protowire.AppendVarint(t.buf, uint64(fields+size))
+	t.buf = t.familyFields(help)
+}
+
+func (protobuf) close(*writer) {}
+
+// familyFields appends the current family's name, help and type.
+func (t *writer) familyFields(help string) []byte {
+	b := append(t.buf, tagFamilyName)
+	b = protowire.AppendString(b, t.memo.metricName(t.famName, t.scheme))
+	b = append(b, tagFamilyHelp)
+	b = protowire.AppendString(b, help)
+	b = append(b, tagFamilyType)
+	return protowire.AppendVarint(b, uint64(familyType(t.kind)))
+}
+
+func familyType(kind store.Kind) dto.MetricType {
+	switch kind {
+	case store.KindCounter:
+		return dto.MetricType_COUNTER
+	case store.KindHistogram:
+		return dto.MetricType_HISTOGRAM
+	case store.KindSummary:
+		return dto.MetricType_SUMMARY
+	default:
+		return dto.MetricType_GAUGE
+	}
+}
+
+func (protobuf) series(t *writer, s *store.Snapshot) { t.buf = t.pbMetric(t.buf, s) }
 
 // Field tags: field number << 3 | wire type (0 varint, 1 fixed64, 2 bytes).
 const (
@@ -163,87 +180,22 @@ const (
 	tagNanos   = 2<<3 | 0
 )
 
-func (p *protoWriter) family(f *store.Family) {
-	p.body, p.metrics, p.kind = p.body[:0], 0, f.Kind
-	f.Snapshots(&p.scratch, p.opts.Release, p.chunk)
-	if p.metrics == 0 || p.err != nil {
-		return
-	}
-	var typ dto.MetricType
-	switch f.Kind {
-	case store.KindCounter:
-		typ = dto.MetricType_COUNTER
-	case store.KindHistogram:
-		typ = dto.MetricType_HISTOGRAM
-	case store.KindSummary:
-		typ = dto.MetricType_SUMMARY
-	default:
-		typ = dto.MetricType_GAUGE
-	}
-	p.familyHeader(p.memo.metricName(f.Name, p.scheme), f.Help, typ)
-}
-
-// familyHeader writes the family's length, name, help and type, then the
-// metrics collected in body.
-func (p *protoWriter) familyHeader(name, help string, typ dto.MetricType) {
-	size := 1 + protowire.SizeBytes(len(name)) + 1 + protowire.SizeBytes(len(help)) + 1 + protowire.SizeVarint(uint64(typ)) + len(p.body)
-	b := protowire.AppendVarint(p.buf, uint64(size))
-	b = append(b, tagFamilyName)
-	b = protowire.AppendString(b, name)
-	b = append(b, tagFamilyHelp)
-	b = protowire.AppendString(b, help)
-	b = append(b, tagFamilyType)
-	p.buf = protowire.AppendVarint(b, uint64(typ))
-	if len(p.buf)+len(p.body) < flushAt {
-		p.buf = append(p.buf, p.body...)
-		return
-	}
-	// A large family goes out as it is rather than through another copy.
-	p.flush()
-	if p.err == nil {
-		_, p.err = p.w.Write(p.body)
-	}
-}
-
-func (p *protoWriter) writeChunk(snaps []store.Snapshot) {
-	if p.err != nil {
-		return // nobody reads on: skip formatting the rest
-	}
-	for i := range snaps {
-		p.body = p.metric(p.body, &snaps[i])
-	}
-	p.metrics += len(snaps)
-}
-
-func (p *protoWriter) targetInfo(ti store.TargetInfo) {
-	b := append(p.body, tagFamilyMetric)
-	at := len(b)
-	b = append(b, 0, 0)
-	b = appendLabels(b, tagLabel, ti.Labels, p.scheme)
-	b = append(b, tagGauge, 9)
-	b = appendDouble(b, tagValue, 1)
-	if p.opts.SendTimestamps && ti.Updated != 0 {
-		b = append(b, tagTimestampMs)
-		b = protowire.AppendVarint(b, uint64(ti.Updated/1e6))
-	}
-	p.body = closeMessage(b, at, 2)
-}
-
-// metric appends one Metric, tagged as a family's metric.
-func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
+// pbMetric appends one Metric, tagged as a family's metric.
+func (t *writer) pbMetric(b []byte, s *store.Snapshot) []byte {
 	b = append(b, tagFamilyMetric)
 	at := len(b)
 	b = append(b, 0, 0) // most metrics are 128 bytes to 16 KiB long
-	b = p.appendSet(b, s.Labels)
+	if s == &t.info {
+		b = appendLabels(b, tagLabel, t.infoLabels, t.scheme)
+	} else {
+		b = t.pbSet(b, s.Labels)
+	}
 	if s.Held {
-		b = p.held(b, s)
+		b = t.pbHeld(b, s)
 		return closeMessage(b, at, 2)
 	}
-	var created int64 // unix nanoseconds; 0 for none
-	if ns, ok := s.Created(); ok {
-		created = ns
-	}
-	switch p.kind {
+	created, hasCreated := s.Created()
+	switch t.kind {
 	case store.KindCounter:
 		b = append(b, tagCounter)
 		c := len(b)
@@ -252,7 +204,7 @@ func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
 		if e := s.CounterExemplar(); e != nil {
 			b = appendExemplar(append(b, tagCounterExemplar), e)
 		}
-		if created != 0 {
+		if hasCreated {
 			b = appendTimestamp(b, tagCounterCreated, created)
 		}
 		b = closeMessage(b, c, 1)
@@ -271,40 +223,41 @@ func (p *protoWriter) metric(b []byte, s *store.Snapshot) []byte {
 			b = appendDouble(b, tagQuantileQuantile, q.Quantile)
 			b = appendDouble(b, tagQuantileValue, q.Value)
 		}
-		if created != 0 {
+		if hasCreated {
 			b = appendTimestamp(b, tagSummaryCreated, created)
 		}
 		b = closeMessage(b, c, 1)
 	}
-	b = p.timestamp(b, s.Timestamp != 0, s.Timestamp)
-	if p.kind == store.KindHistogram {
-		b = p.histogram(b, s, created)
+	b = t.pbTimestamp(b, s)
+	if t.kind == store.KindHistogram {
+		b = t.pbHistogram(b, s)
 	}
 	return closeMessage(b, at, 2)
 }
 
-// timestamp appends timestamp_ms when timestamps are sent and show is set.
-func (p *protoWriter) timestamp(b []byte, show bool, ns int64) []byte {
-	if !p.opts.SendTimestamps || !show {
+// pbTimestamp appends timestamp_ms when the series' lines carry one.
+func (t *writer) pbTimestamp(b []byte, s *store.Snapshot) []byte {
+	if !t.stamped(s) {
 		return b
 	}
 	b = append(b, tagTimestampMs)
-	return protowire.AppendVarint(b, uint64(ns/1e6))
+	return protowire.AppendVarint(b, uint64(s.Timestamp/1e6))
 }
 
-// held appends the zero of a held run, as heldDTO builds it: a counter or
+// pbHeld appends the zero of a held run, as heldDTO builds it: a counter or
 // histogram without observations, in the layout of the stored one.
-func (p *protoWriter) held(b []byte, s *store.Snapshot) []byte {
-	if p.kind == store.KindCounter {
+func (t *writer) pbHeld(b []byte, s *store.Snapshot) []byte {
+	created, _ := s.Created() // a held zero has one
+	if t.kind == store.KindCounter {
 		b = append(b, tagCounter)
 		c := len(b)
 		b = append(b, 0)
 		b = appendDouble(b, tagValue, 0)
-		b = appendTimestamp(b, tagCounterCreated, s.Start)
+		b = appendTimestamp(b, tagCounterCreated, created)
 		b = closeMessage(b, c, 1)
-		return p.timestamp(b, true, s.Timestamp)
+		return t.pbTimestamp(b, s)
 	}
-	b = p.timestamp(b, true, s.Timestamp)
+	b = t.pbTimestamp(b, s)
 	b = append(b, tagHistogram)
 	h := len(b)
 	b = append(b, 0, 0)
@@ -322,11 +275,12 @@ func (p *protoWriter) held(b []byte, s *store.Snapshot) []byte {
 			b = appendDouble(b, tagUpperBound, bound)
 		}
 	}
-	b = appendTimestamp(b, tagHistogramCreated, s.Start)
+	b = appendTimestamp(b, tagHistogramCreated, created)
 	return closeMessage(b, h, 2)
 }
 
-func (p *protoWriter) histogram(b []byte, s *store.Snapshot, created int64) []byte {
+func (t *writer) pbHistogram(b []byte, s *store.Snapshot) []byte {
+	created, hasCreated := s.Created()
 	b = append(b, tagHistogram)
 	h := len(b)
 	b = append(b, 0, 0)
@@ -348,7 +302,7 @@ func (p *protoWriter) histogram(b []byte, s *store.Snapshot, created int64) []by
 			b = append(b, tagPositiveSpan, 4, tagSpanOffset, 0, tagSpanLength, 0)
 		}
 		b = appendDeltas(b, tagPositiveDelta, n.Positive)
-		if created != 0 {
+		if hasCreated {
 			b = appendTimestamp(b, tagHistogramCreated, created)
 		}
 		for i := range s.Exemplars {
@@ -357,21 +311,21 @@ func (p *protoWriter) histogram(b []byte, s *store.Snapshot, created int64) []by
 		return closeMessage(b, h, 2)
 	}
 	if s.Bounds != nil {
-		b = p.buckets(b, s)
+		b = t.pbBuckets(b, s)
 	}
-	if created != 0 {
+	if hasCreated {
 		b = appendTimestamp(b, tagHistogramCreated, created)
 	}
 	return closeMessage(b, h, 2)
 }
 
-// buckets appends the classic buckets, with the exemplars where
+// pbBuckets appends the classic buckets, with the exemplars where
 // store.Snapshot.BucketExemplars places them; one above every bound gets an
 // explicit +Inf bucket, as client_golang adds.
-func (p *protoWriter) buckets(b []byte, s *store.Snapshot) []byte {
+func (t *writer) pbBuckets(b []byte, s *store.Snapshot) []byte {
 	bounds := s.Bounds.Values
-	at := s.BucketExemplars(p.exemplarAt)
-	p.exemplarAt = at
+	at := s.BucketExemplars(t.pb.exemplarAt)
+	t.pb.exemplarAt = at
 	for i, c := range s.Cumulative {
 		if len(at) == 0 || at[i] < 0 {
 			// Without an exemplar the length is known: 10 bytes and the count's varint.
@@ -598,19 +552,20 @@ func appendPair(b []byte, tag byte, name, value string, n int) []byte {
 	return promtext.AppendUnescaped(b, value)
 }
 
-// appendSet appends the pairs of a series' label set as LabelPair fields,
+// pbSet appends the pairs of a series' label set as LabelPair fields,
 // straight from its names and values when the names are written as stored:
 // sorted, without an escape, and, unless scheme is NoEscaping, legacy label
 // names other than __name__. Other sets are written as text and take
 // appendLabels. Straight from the set, BenchmarkWriteProtobuf takes 28 ns
 // per sample instead of 57 by way of the text (44 when the store kept text).
-func (p *protoWriter) appendSet(b []byte, set store.LabelSet) []byte {
+func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
+	p := &t.pb
 	if set.Names != p.names {
-		p.names, p.direct = set.Names, directNames(set.Names.Names, p.scheme)
+		p.names, p.direct = set.Names, directNames(set.Names.Names, t.scheme)
 	}
 	if !p.direct {
 		p.text = set.AppendText(p.text[:0])
-		return appendLabels(b, tagLabel, unsafe.String(unsafe.SliceData(p.text), len(p.text)), p.scheme)
+		return appendLabels(b, tagLabel, unsafe.String(unsafe.SliceData(p.text), len(p.text)), t.scheme)
 	}
 	v := set.Values
 	for _, name := range set.Names.Names {
@@ -628,7 +583,7 @@ func (p *protoWriter) appendSet(b []byte, set store.LabelSet) []byte {
 	return b
 }
 
-// directNames reports whether appendSet writes sets of these names
+// directNames reports whether pbSet writes sets of these names
 // straight: as appendLabels would in its one pass.
 func directNames(names []string, scheme model.EscapingScheme) bool {
 	for i, name := range names {

@@ -26,7 +26,7 @@ func WriteText(w io.Writer, st *store.Store, opts Options, scheme model.Escaping
 
 type textFormat struct{}
 
-func (textFormat) header(t *writer, help string) {
+func (textFormat) begin(t *writer, help string) {
 	t.headerLine("HELP", &t.names.family)
 	t.buf = append(t.buf, ' ')
 	t.buf = promtext.AppendEscapedHelp(t.buf, help)
@@ -77,7 +77,8 @@ func (textFormat) series(t *writer, s *store.Snapshot) {
 	}
 }
 
-func (textFormat) end(*writer) {}
+func (textFormat) end(*writer)   {}
+func (textFormat) close(*writer) {}
 
 // textLabelled appends a line with one more label: `prefix` + `le="0.5"} 3`.
 func (t *writer) textLabelled(label, value string, count uint64) {

@@ -36,19 +36,32 @@ const flushAt = 1 << 20
 // store writes hundreds of MB, and fresh buffers per scrape would be garbage.
 var writerPool = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, flushAt+256<<10)} }}
 
-// format writes the lines of one exposition format with the writer's
-// helpers. The writer calls header once per family that has a series to
-// show, series once per series, end once after the last family.
+// format writes one exposition format with the writer's helpers. The
+// writer walks the families that have a series to show: begin once before a
+// family's first series, series once per series, end once after its last;
+// close once after the last family.
 type format interface {
-	header(t *writer, help string)
+	begin(t *writer, help string)
 	series(t *writer, s *store.Snapshot)
 	end(t *writer)
+	close(t *writer)
+}
+
+// sizedFormat is a format that writes a family's length before it
+// (delimited protobuf). Its begin and end leave the family in the buffer
+// until it is whole (writer.hold). A family whose series a scrape by parts
+// formats in more than one part is written without begin and end: each part
+// writes its series, and head writes the family's beginning, for series of
+// size bytes in all, once they are all formatted (partRun.emit).
+type sizedFormat interface {
+	format
+	head(t *writer, help string, size int)
 }
 
 // writer is the core the formats share: it walks the store, copies each
 // family's series out of its lock a chunk at a time, renders the family's
 // names and each series' label set for the scrape's escaping scheme, and
-// appends lines to one buffer.
+// appends to one buffer.
 //
 // It assumes what the store guarantees: label sets are rendered, escaped
 // and sorted, and no series appears twice in a family. It neither sorts
@@ -62,26 +75,41 @@ type writer struct {
 	opts   Options
 	scheme model.EscapingScheme
 	format format
-	isOM   bool // OpenMetrics names its counter families without _total
-	buf    []byte
+	sized  sizedFormat // format, when it is one
+	// textual says that the format writes lines: the writer renders the
+	// family's names and each series' label set for it.
+	textual bool
+	isOM    bool // OpenMetrics names its counter families without _total
+	buf     []byte
+	// skip is how many bytes at the start of buf are not written: room
+	// that a family's length did not take (protobuf's end).
+	skip int
+	// hold keeps the buffer from being written out: a sized format's family
+	// is not whole yet.
+	hold bool
+	out  int // bytes written out of buf since the writer was given w
 
-	kind  store.Kind  // the current family's type
-	names familyNames // the current family's names, rendered for scheme
-	sets  labelSets   // the current series' label set, rendered for scheme
-	memo  nameMemo    // names escaped for a scheme, kept across scrapes
-	stamp []byte      // the current series' timestamp as its lines end with it, " 1700000000000" or empty
+	kind    store.Kind  // the current family's type
+	famName string      // the current family's name, as stored
+	names   familyNames // the current family's names, rendered for scheme
+	sets    labelSets   // the current series' label set, rendered for scheme
+	memo    nameMemo    // names escaped for a scheme, kept across scrapes
+	stamp   []byte      // the current series' timestamp as its lines end with it, " 1700000000000" or empty
 	// prefix is `name{labels,` (or `{"name",labels,`) of the current
 	// series' lines that add a label (buckets, quantiles), rendered once per
 	// series and name.
 	prefix  []byte
 	scratch store.SnapshotScratch
 	info    store.Snapshot // a target_info series
+	// infoLabels are the labels of the target_info series in info, as text.
+	infoLabels string
 	// quantiles are, per position in a summary, the last quantile rendered
 	// there as text: the series of a family have the same quantiles, and a
 	// shortest float rendering costs more than the rest of a line.
 	quantiles []renderedFloat
 
 	om openMetricsState
+	pb protobufState
 }
 
 // write writes the exposition of st in format f.
@@ -94,19 +122,35 @@ func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingSche
 			break
 		}
 	}
-	f.end(t)
+	f.close(t)
 	t.flush()
 	err := t.err
 	t.release()
 	return err
 }
 
-func (t *writer) flush() {
-	if t.err == nil && len(t.buf) > 0 {
-		_, t.err = t.w.Write(t.buf)
-	}
-	t.buf = t.buf[:0]
+// to directs the writer's output to w.
+func (t *writer) to(w io.Writer) {
+	t.w, t.err, t.buf, t.skip, t.hold, t.out = w, nil, t.buf[:0], 0, false, 0
 }
+
+func (t *writer) flush() {
+	if t.err == nil && len(t.buf) > t.skip {
+		_, t.err = t.w.Write(t.buf[t.skip:])
+		t.out += len(t.buf) - t.skip
+	}
+	t.buf, t.skip = t.buf[:0], 0
+}
+
+// spill writes the buffer out once it is full and may be written.
+func (t *writer) spill() {
+	if len(t.buf) >= flushAt && !t.hold {
+		t.flush()
+	}
+}
+
+// written is how many bytes the writer has taken since it was given w.
+func (t *writer) written() int { return t.out + len(t.buf) - t.skip }
 
 // storeFamily writes a family of the store; one without a series to show
 // is left out, header and all, as expfmt has no family without metrics.
@@ -122,21 +166,33 @@ func (t *writer) storeFamily(f *store.Family) {
 		}
 		for i := range snaps {
 			t.series(&snaps[i])
-			if len(t.buf) >= flushAt {
-				t.flush()
-			}
+			t.spill()
 		}
 	})
+	if started {
+		t.format.end(t)
+		t.spill()
+	}
 }
 
+// family begins a family: its names, then the format's beginning.
 func (t *writer) family(name, help string, kind store.Kind) {
-	t.kind = kind
-	t.names.render(name, kind, t.scheme, t.isOM, &t.memo)
-	t.format.header(t, help)
+	t.enter(name, kind)
+	t.format.begin(t, help)
+}
+
+// enter makes a family the current one, without writing anything.
+func (t *writer) enter(name string, kind store.Kind) {
+	t.kind, t.famName = kind, name
+	if t.textual {
+		t.names.render(name, kind, t.scheme, t.isOM, &t.memo)
+	}
 }
 
 func (t *writer) series(s *store.Snapshot) {
-	t.sets.series(s.Labels, t.scheme, &t.memo)
+	if t.textual {
+		t.sets.series(s.Labels, t.scheme, &t.memo)
+	}
 	t.format.series(t, s)
 }
 
