@@ -88,10 +88,10 @@ func (plainParts) Emit(w io.Writer, p io.WriteCloser) error {
 	return err
 }
 
-// compareParts checks that a scrape by parts, text and OpenMetrics, writes
-// what the sequential writers write, split in several ways: a part per
-// series line on more workers than cores, parts of a few lines, and as
-// shipped.
+// compareParts checks that a scrape by parts, text, OpenMetrics and
+// protobuf, writes what the sequential writers write, split in several
+// ways: a part per series line on more workers than cores, parts of a few
+// lines, and as shipped.
 func compareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
 	for _, f := range []struct {
 		name  string
@@ -103,6 +103,10 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
 			func(w io.Writer, p exposition.Parts) error {
 				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
+			}},
+		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
+			func(w io.Writer, p exposition.Parts) error {
+				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
 			}},
 	} {
 		var want bytes.Buffer

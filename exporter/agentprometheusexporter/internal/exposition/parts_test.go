@@ -137,7 +137,7 @@ func partsStore(t *testing.T) *testStore {
 	return ts
 }
 
-func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
+func TestScrapeByPartsCutsFamiliesAnywhere(t *testing.T) {
 	ts := partsStore(t)
 	opts := Options{TargetInfoName: "target_info", Release: store.Release{Zero: 100, Value: 50}, CreatedSamples: true}
 	for _, scheme := range []model.EscapingScheme{model.UnderscoreEscaping, model.NoEscaping} {
@@ -146,7 +146,7 @@ func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
 	requireSameAsEncoded(t, ts.st, opts, model.UnderscoreEscaping)
 }
 
-func TestScrapeByPartsOfOneFamilyLeftUnshownAtTheEnd(t *testing.T) {
+func TestScrapeByPartsOfAFamilyUnshownAtItsEnd(t *testing.T) {
 	ts := newTestStore(t)
 	for i := range 300 {
 		ts.add("g", store.KindGauge, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {

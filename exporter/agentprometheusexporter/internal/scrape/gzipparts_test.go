@@ -40,9 +40,9 @@ func (plainParts) Emit(w io.Writer, p io.WriteCloser) error {
 // on more workers than cores, parts of a few lines, and as shipped.
 var partSplits = []struct{ workers, lines int }{{4, 1}, {3, 5}, {1, 7}, {2, 4096}}
 
-// compareParts checks that a scrape by parts, text and OpenMetrics, writes
-// what the sequential writers write, split in every partSplits way, and
-// that the gzip parts decompress to it.
+// compareParts checks that a scrape by parts, text, OpenMetrics and
+// protobuf, writes what the sequential writers write, split in every
+// partSplits way, and that the gzip parts decompress to it.
 func compareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
 	for _, f := range []struct {
 		name  string
@@ -54,6 +54,10 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
 			func(w io.Writer, p exposition.Parts) error {
 				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
+			}},
+		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
+			func(w io.Writer, p exposition.Parts) error {
+				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
 			}},
 	} {
 		var want bytes.Buffer
