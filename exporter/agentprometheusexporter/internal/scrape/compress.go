@@ -91,8 +91,8 @@ func qValue(params string) (q float64, ok bool) {
 }
 
 // Compressors are pooled: a fresh one per scrape would be most of its
-// garbage. Text and OpenMetrics scrapes compress gzip by parts instead
-// (gzipParts); these serve protobuf and the formats expfmt writes.
+// garbage. Text, OpenMetrics and protobuf scrapes compress gzip by parts
+// instead (gzipParts); pgzip serves the formats expfmt writes.
 // klauspost's parallel gzip (pgzip) rather than the standard library: gzip
 // is what Prometheus asks for, and a gateway's exposition is tens to
 // hundreds of MiB, so compression is most of a gzip scrape's time. pgzip

@@ -10,12 +10,12 @@ import (
 	"github.com/klauspost/compress/flate"
 )
 
-// gzipParts is the gzip stream of a text or OpenMetrics scrape formatted
-// in parts (exposition.Codec): each part is deflated with klauspost's flate
-// at level 1 on the worker that formats it, ends byte-aligned with a sync
-// flush, and is checksummed there; the scrape writes the header, the parts
-// in order, an empty final block and the trailer with the parts'
-// checksums combined (RFC 1952).
+// gzipParts is the gzip stream of a text, OpenMetrics or protobuf scrape
+// formatted in parts (exposition.Codec): each part is deflated with
+// klauspost's flate at the format's level (gzipSettings) on the worker that
+// formats it, ends byte-aligned with a sync flush, and is checksummed
+// there; the scrape writes the header, the parts in order, an empty final
+// block and the trailer with the parts' checksums combined (RFC 1952).
 //
 // The framing is written here because no library takes deflated parts.
 // pgzip, which compresses the blocks a single writer hands it, copies every
@@ -32,22 +32,32 @@ import (
 // the first part as the whole scrape, without an error. One member with
 // byte-aligned deflate blocks is read whole by every gzip reader.
 type gzipParts struct {
-	crc  uint32
-	size uint32 // ISIZE: the length modulo 2^32
+	// level is klauspost flate's compression level, 1 (flate.BestSpeed) to
+	// 9 (flate.BestCompression).
+	level int
+	crc   uint32
+	size  uint32 // ISIZE: the length modulo 2^32
 }
 
-// gzipHeader: no name, no time, "fastest" (XFL 4), unknown OS, as Go's
-// gzip writers write it at level 1.
-var gzipHeader = []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 255}
+// gzipHeader: no name, no time, unknown OS, as Go's gzip writers write it;
+// XFL (byte 8) is set by level.
+var gzipHeader = [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
 
 func (g *gzipParts) Begin(w io.Writer) error {
 	g.crc, g.size = 0, 0
-	_, err := w.Write(gzipHeader)
+	h := gzipHeader
+	switch g.level {
+	case flate.BestSpeed:
+		h[8] = 4 // fastest
+	case flate.BestCompression:
+		h[8] = 2 // slowest
+	}
+	_, err := w.Write(h[:])
 	return err
 }
 
 func (g *gzipParts) Part() io.WriteCloser {
-	p := gzipPartPool.Get().(*gzipPart)
+	p := gzipPartPools[g.level].Get().(*gzipPart)
 	p.fw.Reset(&p.out)
 	return p
 }
@@ -59,7 +69,7 @@ func (g *gzipParts) Emit(w io.Writer, wc io.WriteCloser) error {
 	g.size += uint32(p.n)
 	p.out.Reset()
 	p.crc, p.n = 0, 0
-	gzipPartPool.Put(p)
+	gzipPartPools[p.level].Put(p)
 	return err
 }
 
@@ -76,16 +86,24 @@ func (g *gzipParts) End(w io.Writer) error {
 
 // gzipPart deflates one part and checksums what it is given.
 type gzipPart struct {
-	fw  *flate.Writer
-	out bytes.Buffer
-	crc uint32
-	n   int64
+	fw    *flate.Writer
+	level int
+	out   bytes.Buffer
+	crc   uint32
+	n     int64
 }
 
-var gzipPartPool = sync.Pool{New: func() any {
-	fw, _ := flate.NewWriter(nil, flate.BestSpeed)
-	return &gzipPart{fw: fw}
-}}
+// gzipPartPools keep the parts' compressors of each level.
+var gzipPartPools [flate.BestCompression + 1]sync.Pool
+
+func init() {
+	for level := flate.BestSpeed; level <= flate.BestCompression; level++ {
+		gzipPartPools[level].New = func() any {
+			fw, _ := flate.NewWriter(nil, level)
+			return &gzipPart{fw: fw, level: level}
+		}
+	}
+}
 
 func (p *gzipPart) Write(b []byte) (int, error) {
 	p.crc = crc32.Update(p.crc, crc32.IEEETable, b)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/flate"
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,17 +49,21 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 		name  string
 		whole func(io.Writer) error
 		parts func(io.Writer, exposition.Parts) error
+		gzip  gzipSettings
 	}{
 		{"text", func(w io.Writer) error { return exposition.WriteText(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) }},
+			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) },
+			gzipText},
 		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
 			func(w io.Writer, p exposition.Parts) error {
 				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
-			}},
+			},
+			gzipText},
 		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
 			func(w io.Writer, p exposition.Parts) error {
 				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
-			}},
+			},
+			gzipProtobuf},
 	} {
 		var want bytes.Buffer
 		if err := f.whole(&want); err != nil {
@@ -73,7 +78,7 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(got.Bytes(), want.Bytes()))
 			}
 			var zipped bytes.Buffer
-			if err := f.parts(&zipped, exposition.Parts{Codec: &gzipParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
+			if err := f.parts(&zipped, exposition.Parts{Codec: &gzipParts{level: f.gzip.level}, Workers: split.workers, PartLines: split.lines}); err != nil {
 				return err
 			}
 			zr, err := gzip.NewReader(&zipped)
@@ -120,6 +125,26 @@ func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
 func TestScrapeByPartsOfAnEmptyStore(t *testing.T) {
 	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes)
 	require.NoError(t, compareParts(e.Store, e.Expo, model.UnderscoreEscaping))
+}
+
+// Every level makes one gzip stream of the scrape, its header marking the
+// fastest and the slowest as Go's gzip writers do.
+func TestGzipPartsAtEveryLevel(t *testing.T) {
+	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes, storetest.AgentBatch(0, 20), storetest.AgentBatch(1, 20))
+	var want bytes.Buffer
+	require.NoError(t, exposition.WriteProtobuf(&want, e.Store, e.Expo, model.UnderscoreEscaping))
+	for level := flate.BestSpeed; level <= flate.BestCompression; level++ {
+		var zipped bytes.Buffer
+		require.NoError(t, exposition.WriteProtobufParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
+			exposition.Parts{Codec: &gzipParts{level: level}, Workers: 2, PartLines: 50}))
+		xfl := map[int]byte{flate.BestSpeed: 4, flate.BestCompression: 2}[level]
+		assert.Equal(t, xfl, zipped.Bytes()[8], "XFL at level %d", level)
+		zr, err := gzip.NewReader(&zipped)
+		require.NoError(t, err)
+		got, err := io.ReadAll(zr)
+		require.NoError(t, err, "level %d", level)
+		require.True(t, bytes.Equal(want.Bytes(), got), "level %d: bytes differ", level)
+	}
 }
 
 // failingWriter fails every write after the first n bytes.
@@ -197,7 +222,7 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 	for range scrapes {
 		var zipped bytes.Buffer
 		require.NoError(t, exposition.WriteTextParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
-			exposition.Parts{Codec: &gzipParts{}, Workers: 3, PartLines: 50}))
+			exposition.Parts{Codec: &gzipParts{level: gzipText.level}, Workers: 3, PartLines: 50}))
 		zr, err := gzip.NewReader(&zipped)
 		require.NoError(t, err)
 		body, err := io.ReadAll(zr)
