@@ -21,7 +21,10 @@
 #   SCRAPES       scrapes per profile, the median is reported (default 3)
 #   PROFILES      ways of asking for a scrape, comma-separated (default all:
 #                 text-0.0.4,prom3-text,prom3,prom3-nh,prom2.42; loadgen -help)
-#   EXPORTERS     which to run (default "agentprometheus prometheus")
+#   EXPORTERS     which to run (default "agentprometheus prometheus"); also
+#                 contrib-v0.165.1: bench/conformance/contrib (the OTLP receiver and
+#                 contrib's prometheusexporter v0.165.1, nothing else), so without
+#                 the memory_limiter the others have
 #   RUN_TIMEOUT   bound on one loadgen run in seconds (default 300; 1200 for 1M)
 #   E2E_TIMEOUT   bound on the whole script in seconds, builds included (default 1800)
 #   SKIP_BUILD=1  use the binaries already built
@@ -54,6 +57,7 @@ PEER_BIN="$BENCH/peer/_build/otelcol-peer"
 START_TS=$SECONDS
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/statsgate-e2e.XXXXXX")"
 COLLECTOR_PID=""
+CONTRIB165_BIN="$WORK/contrib-prometheus"
 CHILD_PID=""
 
 log() { printf '[e2e %4ds] %s\n' "$((SECONDS - START_TS))" "$*" >&2; }
@@ -160,6 +164,11 @@ build() {
 			touch "$PEER_BIN"
 		fi
 	fi
+	if [[ " $EXPORTERS " == *" contrib-v0.165.1 "* ]]; then
+		log "building bench/conformance/contrib (contrib prometheusexporter v0.165.1)"
+		bounded -C "$BENCH/conformance/contrib" 900 "$GO" build -o "$CONTRIB165_BIN" . >"$WORK/build-contrib165.log" 2>&1 ||
+			{ tail -n 40 "$WORK/build-contrib165.log" >&2; die "bench/conformance/contrib build failed"; }
+	fi
 	log "building loadgen"
 	bounded -C "$BENCH" 600 "$GO" build -o "$WORK/loadgen" ./cmd/loadgen || die "loadgen build failed"
 }
@@ -185,7 +194,7 @@ write_config() {
     enable_open_metrics: true
     max_series: 2000000"
 		;;
-	prometheus)
+	prometheus | contrib-v0.165.1)
 		exporter_block="  prometheus:
     endpoint: 127.0.0.1:$metrics_port
     resource_to_telemetry_conversion:
@@ -196,25 +205,29 @@ write_config() {
 		;;
 	*) die "unknown exporter $exporter" ;;
 	esac
+	local limiter="processors:
+  memory_limiter:
+    check_interval: 1s
+    limit_mib: 16384
+    spike_limit_mib: 2048" pipeline_processors="[memory_limiter]" name="$exporter"
+	if [[ "$exporter" == contrib-v0.165.1 ]]; then
+		limiter="" pipeline_processors="[]" name=prometheus # its binary has no memory_limiter
+	fi
 	cat >"$file" <<EOF
 receivers:
   otlp:
     protocols:
       grpc:
         endpoint: 127.0.0.1:$grpc_port
-processors:
-  memory_limiter:
-    check_interval: 1s
-    limit_mib: 16384
-    spike_limit_mib: 2048
+$limiter
 exporters:
 $exporter_block
 service:
   pipelines:
     metrics:
       receivers: [otlp]
-      processors: [memory_limiter]
-      exporters: [$exporter]
+      processors: $pipeline_processors
+      exporters: [$name]
   telemetry:
     metrics:
       level: none
@@ -274,6 +287,7 @@ for size in $SIZES; do
 		case "$exporter" in
 		agentprometheus) bin="$OURS_BIN" ;;
 		prometheus) bin="$PEER_BIN" ;;
+		contrib-v0.165.1) bin="$CONTRIB165_BIN" ;;
 		*) die "unknown exporter $exporter" ;;
 		esac
 		check_time 60
@@ -323,7 +337,10 @@ done
 	echo
 	echo "- **agentprometheus**: \`_build/otelcol-statsgate\` (builder-config.yaml, source at commit $SOURCE_REV), \`resource_constant_labels: {included: [host.name, cloud.region]}\`, \`without_scope_info: true\`, \`enable_open_metrics: true\`, \`max_series: 2000000\`."
 	echo "- **prometheus**: \`bench/peer/_build/otelcol-peer\`, contrib \`prometheusexporter\` v0.155.0 with every collector module at v0.155.0 / v1.61.0 (bench/peer/builder-config.yaml), \`resource_to_telemetry_conversion: {enabled: true, exclude_service_attributes: true}\`, \`without_scope_info: true\`, \`enable_open_metrics: true\`."
-	echo "- Both: otlp gRPC receiver → memory_limiter (16 GiB) → exporter, a fresh process per run, default HTTP server settings (write_timeout 30 s), loopback only."
+	if [[ " $EXPORTERS " == *" contrib-v0.165.1 "* ]]; then
+		echo "- **contrib-v0.165.1**: bench/conformance/contrib, contrib \`prometheusexporter\` v0.165.1 (collector v0.165.0 / v1.71.0) with the OTLP receiver and nothing else (no memory_limiter), the exporter block of **prometheus**."
+	fi
+	echo "- All: otlp gRPC receiver → memory_limiter (16 GiB; not in contrib-v0.165.1) → exporter, a fresh process per run, default HTTP server settings (write_timeout 30 s), loopback only."
 	echo "- Load (bench/cmd/loadgen, the workload of bench/internal/workload): $("$WORK/loadgen" -describe -families "$FAMILIES" -series "$SERIES")"
 	echo "- Then $SCRAPES rounds of scrapes, each round one scrape per way of asking (*asked as*, below), each read to the end. *Scrape* is the time from the request to the last byte received, as it came over the wire (compressed when served so; decompressing is the scraper's work and is left out); the median of the $SCRAPES and the fastest and slowest. *On the wire* and *decompressed* are the bytes of the last scrape. *Complete*: HTTP 200, read without error, decompresses, parses to its end with the parser Prometheus picks for the served Content-Type (model/textparse of prometheus $PARSER_VERSION, the version bench/go.mod selects), and holds exactly the expected samples (target_info apart, OpenMetrics \`_created\` lines not counted, a protobuf classic histogram counted as its text lines). *contrib/ours* is prometheus' median over agentprometheus' for the same size and way of asking, from this run. *RSS* is VmRSS after the scrapes, peak is VmHWM. The load generator runs on the same 2 cores."
 	echo

@@ -1,9 +1,6 @@
 package exposition_test
 
 import (
-	"bytes"
-	"fmt"
-	"io"
 	"testing"
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -72,56 +69,8 @@ func FuzzProtobufEquivalence(f *testing.F) {
 	})
 }
 
-// plainParts is a Codec that writes the parts as they are: a scrape by
-// parts must write the bytes of a sequential one.
-type plainParts struct{}
-
-type plainPart struct{ bytes.Buffer }
-
-func (*plainPart) Close() error { return nil }
-
-func (plainParts) Begin(io.Writer) error { return nil }
-func (plainParts) Part() io.WriteCloser  { return new(plainPart) }
-func (plainParts) End(io.Writer) error   { return nil }
-func (plainParts) Emit(w io.Writer, p io.WriteCloser) error {
-	_, err := w.Write(p.(*plainPart).Bytes())
-	return err
-}
-
-// compareParts checks that a scrape by parts, text, OpenMetrics and
-// protobuf, writes what the sequential writers write, split in several
-// ways: a part per series line on more workers than cores, parts of a few
-// lines, and as shipped.
+// compareParts checks that a scrape by parts writes what the sequential
+// writers write (storetest.CompareParts).
 func compareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
-	for _, f := range []struct {
-		name  string
-		whole func(io.Writer) error
-		parts func(io.Writer, exposition.Parts) error
-	}{
-		{"text", func(w io.Writer) error { return exposition.WriteText(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) }},
-		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
-			}},
-		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
-			}},
-	} {
-		var want bytes.Buffer
-		if err := f.whole(&want); err != nil {
-			return err
-		}
-		for _, split := range []struct{ workers, lines int }{{4, 1}, {3, 5}, {1, 7}, {2, 4096}} {
-			var got bytes.Buffer
-			if err := f.parts(&got, exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
-				return err
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(got.Bytes(), want.Bytes()))
-			}
-		}
-	}
-	return nil
+	return storetest.CompareParts(st, opts, scheme, storetest.Plain, storetest.Undecoded)
 }

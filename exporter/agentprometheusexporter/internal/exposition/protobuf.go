@@ -30,11 +30,11 @@ import (
 //
 // The wire helpers are protowire's. They were measured against
 // VictoriaMetrics' easyproto (outside this module, which does not depend on
-// it) encoding the Metric messages of one agent of the bench workload
-// (gauges, counters, ten-bound histograms; the same bytes from both):
-// appending with protowire and back-patching lengths took 43 ns per text
-// sample, easyproto 113 ns, 2.6 times as long; it copies every field into a
-// tree of its own and sizes the tree before writing. Neither allocated.
+// it) encoding the Metric messages of one agent of the bench workload (the
+// same bytes from both): appending with protowire and back-patching lengths
+// took well under half the time, as easyproto copies every field into a
+// tree of its own and sizes the tree before writing (BENCHMARKS.md, "Design
+// measurements").
 func WriteProtobuf(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
 	return write(w, st, opts, scheme, protobuf{})
 }
@@ -556,8 +556,8 @@ func appendPair(b []byte, tag byte, name, value string, n int) []byte {
 // straight from its names and values when the names are written as stored:
 // sorted, without an escape, and, unless scheme is NoEscaping, legacy label
 // names other than __name__. Other sets are written as text and take
-// appendLabels. Straight from the set, BenchmarkWriteProtobuf takes 28 ns
-// per sample instead of 57 by way of the text (44 when the store kept text).
+// appendLabels. Straight from the set is about twice as fast as by way of
+// the text (BenchmarkWriteProtobuf; BENCHMARKS.md, "Design measurements").
 func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 	p := &t.pb
 	if set.Names != p.names {

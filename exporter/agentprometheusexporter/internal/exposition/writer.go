@@ -27,9 +27,9 @@ type Options struct {
 const targetInfoHelp = "Target metadata"
 
 // flushAt is how full the buffer gets before it is written out: large
-// writes keep syscalls and compressor calls few per scrape. Measured over
-// loopback HTTP at 100k series: 64 KiB 56 ms, 256 KiB 49 ms, 1 MiB 42 ms,
-// 4 MiB no better.
+// writes keep syscalls and compressor calls few per scrape; scrapes over
+// loopback HTTP got faster up to 1 MiB and no faster beyond (BENCHMARKS.md,
+// "Design measurements").
 const flushAt = 1 << 20
 
 // writerPool recycles the writers and their buffers: a scrape of a large
@@ -68,7 +68,8 @@ type sizedFormat interface {
 // series nor checks them.
 //
 // Lines are appended to one buffer, not written piece by piece to a
-// bufio.Writer: per-call overhead was 40% of the scrape at 100k series.
+// bufio.Writer, whose per-call overhead was a large share of the scrape
+// (BENCHMARKS.md, "Design measurements").
 type writer struct {
 	w      io.Writer
 	err    error

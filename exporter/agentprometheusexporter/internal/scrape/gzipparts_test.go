@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
-	"fmt"
 	"io"
 	"testing"
 	"time"
@@ -21,81 +20,27 @@ import (
 	"github.com/statsgate/statsgate/internal/otlprand"
 )
 
-// plainParts is an exposition.Codec that writes the parts as they are: a
-// scrape by parts must write the bytes of a sequential one.
-type plainParts struct{}
-
-type plainPart struct{ bytes.Buffer }
-
-func (*plainPart) Close() error { return nil }
-
-func (plainParts) Begin(io.Writer) error { return nil }
-func (plainParts) Part() io.WriteCloser  { return new(plainPart) }
-func (plainParts) End(io.Writer) error   { return nil }
-func (plainParts) Emit(w io.Writer, p io.WriteCloser) error {
-	_, err := w.Write(p.(*plainPart).Bytes())
-	return err
-}
-
-// partSplits are the ways the tests split a scrape: a part per series line
-// on more workers than cores, parts of a few lines, and as shipped.
-var partSplits = []struct{ workers, lines int }{{4, 1}, {3, 5}, {1, 7}, {2, 4096}}
-
 // compareParts checks that a scrape by parts, text, OpenMetrics and
-// protobuf, writes what the sequential writers write, split in every
-// partSplits way, and that the gzip parts decompress to it.
+// protobuf, writes what the sequential writers write, split every
+// storetest.PartSplits way, and that the gzip parts, at each format's
+// level, decompress to it.
 func compareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
-	for _, f := range []struct {
-		name  string
-		whole func(io.Writer) error
-		parts func(io.Writer, exposition.Parts) error
-		gzip  gzipSettings
-	}{
-		{"text", func(w io.Writer) error { return exposition.WriteText(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) },
-			gzipText},
-		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
-			},
-			gzipText},
-		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
-			},
-			gzipProtobuf},
-	} {
-		var want bytes.Buffer
-		if err := f.whole(&want); err != nil {
-			return err
-		}
-		for _, split := range partSplits {
-			var got bytes.Buffer
-			if err := f.parts(&got, exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines}); err != nil {
-				return err
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(got.Bytes(), want.Bytes()))
-			}
-			var zipped bytes.Buffer
-			if err := f.parts(&zipped, exposition.Parts{Codec: &gzipParts{level: f.gzip.level}, Workers: split.workers, PartLines: split.lines}); err != nil {
-				return err
-			}
-			zr, err := gzip.NewReader(&zipped)
-			if err != nil {
-				return err
-			}
-			// ReadAll checks the trailer: CRC-32 and length.
-			unzipped, err := io.ReadAll(zr)
-			if err != nil {
-				return fmt.Errorf("%s by gzip parts %+v: %w", f.name, split, err)
-			}
-			if !bytes.Equal(unzipped, want.Bytes()) {
-				return fmt.Errorf("%s by gzip parts %+v: bytes differ\n%s", f.name, split, storetest.FirstDifference(unzipped, want.Bytes()))
-			}
-		}
+	if err := storetest.CompareParts(st, opts, scheme, storetest.Plain, storetest.Undecoded); err != nil {
+		return err
 	}
-	return nil
+	gzipOf := func(format string) exposition.Codec {
+		if format == "protobuf" {
+			return &gzipParts{level: gzipProtobuf.level}
+		}
+		return &gzipParts{level: gzipText.level}
+	}
+	return storetest.CompareParts(st, opts, scheme, gzipOf, func(body []byte) ([]byte, error) {
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		return io.ReadAll(zr) // checks the trailer: CRC-32 and length
+	})
 }
 
 func TestScrapeByPartsWritesTheSequentialScrape(t *testing.T) {
@@ -169,10 +114,10 @@ func TestScrapeByPartsStopsOnAWriteError(t *testing.T) {
 	var whole bytes.Buffer
 	require.NoError(t, exposition.WriteText(&whole, e.Store, e.Expo, model.UnderscoreEscaping))
 	for _, at := range []int{0, 1, 100, whole.Len() / 2, whole.Len() - 1} {
-		for _, split := range partSplits {
+		for _, split := range storetest.PartSplits {
 			w := &failingWriter{n: at}
 			err := exposition.WriteTextParts(w, e.Store, e.Expo, model.UnderscoreEscaping,
-				exposition.Parts{Codec: plainParts{}, Workers: split.workers, PartLines: split.lines})
+				exposition.Parts{Codec: storetest.PlainParts{}, Workers: split.Workers, PartLines: split.Lines})
 			assert.ErrorIs(t, err, errScraperGone, "failing after %d bytes, parts %+v", at, split)
 		}
 	}
