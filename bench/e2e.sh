@@ -143,13 +143,13 @@ bounded() {
 build() {
 	if [[ "${SKIP_BUILD:-}" == 1 ]]; then
 		[[ -x "$OURS_BIN" ]] || die "SKIP_BUILD=1 but $OURS_BIN is missing"
-		[[ -x "$PEER_BIN" ]] || die "SKIP_BUILD=1 but $PEER_BIN is missing"
+		[[ " $EXPORTERS " != *" prometheus "* || -x "$PEER_BIN" ]] || die "SKIP_BUILD=1 but $PEER_BIN is missing"
 	else
 		log "building the statsgate distro (make build)"
 		bounded 900 make -C "$REPO" build >"$WORK/build-ours.log" 2>&1 ||
 			{ tail -n 40 "$WORK/build-ours.log" >&2; die "make build failed (SKIP_BUILD=1 runs the binaries already built)"; }
 
-		if [[ ! -x "$PEER_BIN" || "$BENCH/peer/builder-config.yaml" -nt "$PEER_BIN" ]]; then
+		if [[ " $EXPORTERS " == *" prometheus "* ]] && [[ ! -x "$PEER_BIN" || "$BENCH/peer/builder-config.yaml" -nt "$PEER_BIN" ]]; then
 			if [[ ! -x "$PEER_BUILDER" ]]; then
 				log "installing the collector builder $PEER_BUILDER_VERSION into .tools/"
 				local gobin="$WORK/gobin"
