@@ -43,9 +43,7 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"mime"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -71,6 +69,7 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
 	"github.com/statsgate/statsgate/internal/otlprand"
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 var strategies = []agentprometheusexporter.TranslationStrategy{
@@ -126,7 +125,7 @@ func startExporter(t *testing.T, strategy agentprometheusexporter.TranslationStr
 	t.Helper()
 	f := agentprometheusexporter.NewFactory()
 	cfg := f.CreateDefaultConfig().(*agentprometheusexporter.Config)
-	cfg.Server.NetAddr.Endpoint = freeEndpoint(t)
+	cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(t)
 	cfg.TranslationStrategy = strategy
 	cfg.EnableOpenMetrics = openMetrics
 	cfg.Scrape.DrainTimeout = 0
@@ -136,24 +135,6 @@ func startExporter(t *testing.T, strategy agentprometheusexporter.TranslationStr
 	require.NoError(t, exp.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, exp.Shutdown(context.Background())) })
 	return exp, "http://" + cfg.Server.NetAddr.Endpoint + "/metrics"
-}
-
-// freeEndpoint returns a loopback address nothing listens on, its port
-// drawn below the kernel's ephemeral range (32768 and up), which the
-// scrapes' own connections can take between this check and the bind.
-func freeEndpoint(t *testing.T) string {
-	t.Helper()
-	for range 100 {
-		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(20000+rand.IntN(12000)))
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			continue
-		}
-		require.NoError(t, l.Close())
-		return addr
-	}
-	t.Fatal("no free port from 20000 to 31999 on 127.0.0.1")
-	return ""
 }
 
 // checkScrapes scrapes url as each scraper and checks every answer: the
