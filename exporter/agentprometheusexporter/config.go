@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
@@ -40,15 +41,8 @@ const (
 // unless add_metric_suffixes is false and the gate that deprecates it is
 // off; UTF-8 escaped either way.
 func (cfg *Config) naming() (withSuffixes, utf8Allowed bool) {
-	switch cfg.TranslationStrategy {
-	case UnderscoreEscapingWithSuffixes:
-		return true, false
-	case UnderscoreEscapingWithoutSuffixes:
-		return false, false
-	case NoUTF8EscapingWithSuffixes:
-		return true, true
-	case NoTranslation:
-		return false, true
+	if withSuffixes, utf8Allowed, ok := convert.StrategyNaming(string(cfg.TranslationStrategy)); ok {
+		return withSuffixes, utf8Allowed
 	}
 	if disableAddMetricSuffixesGate.IsEnabled() {
 		return true, false

@@ -100,3 +100,19 @@ func (n *names) label(key string) (string, error) {
 		return name, nil
 	})
 }
+
+// StrategyNaming is what a translation_strategy (contrib's values) asks of
+// names: suffixes, and UTF-8 left as it is; ok is false for another value.
+func StrategyNaming(strategy string) (withSuffixes, utf8Allowed, ok bool) {
+	switch strategy {
+	case "UnderscoreEscapingWithSuffixes":
+		return true, false, true
+	case "UnderscoreEscapingWithoutSuffixes":
+		return false, false, true
+	case "NoUTF8EscapingWithSuffixes":
+		return true, true, true
+	case "NoTranslation":
+		return false, true, true
+	}
+	return false, false, false
+}

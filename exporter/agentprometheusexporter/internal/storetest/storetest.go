@@ -25,15 +25,24 @@ type Naming struct {
 
 // The four translation strategies, as the exporter's configuration maps them.
 var (
-	UnderscoreEscapingWithSuffixes    = Naming{"UnderscoreEscapingWithSuffixes", true, false}
-	UnderscoreEscapingWithoutSuffixes = Naming{"UnderscoreEscapingWithoutSuffixes", false, false}
-	NoUTF8EscapingWithSuffixes        = Naming{"NoUTF8EscapingWithSuffixes", true, true}
-	NoTranslation                     = Naming{"NoTranslation", false, true}
+	UnderscoreEscapingWithSuffixes    = namingOf("UnderscoreEscapingWithSuffixes")
+	UnderscoreEscapingWithoutSuffixes = namingOf("UnderscoreEscapingWithoutSuffixes")
+	NoUTF8EscapingWithSuffixes        = namingOf("NoUTF8EscapingWithSuffixes")
+	NoTranslation                     = namingOf("NoTranslation")
 
 	AllNamings = []Naming{UnderscoreEscapingWithSuffixes, UnderscoreEscapingWithoutSuffixes, NoUTF8EscapingWithSuffixes, NoTranslation}
 )
 
 func (n Naming) String() string { return n.Strategy }
+
+// namingOf is the Naming of a translation_strategy, as the exporter maps it.
+func namingOf(strategy string) Naming {
+	withSuffixes, utf8Allowed, ok := convert.StrategyNaming(strategy)
+	if !ok {
+		panic("storetest: unknown translation strategy " + strategy)
+	}
+	return Naming{strategy, withSuffixes, utf8Allowed}
+}
 
 // Options are the settings of a Store beyond its naming; the zero value is
 // the exporter's defaults.
