@@ -57,8 +57,10 @@ func (g *gzipParts) Begin(w io.Writer) error {
 }
 
 func (g *gzipParts) Part() io.WriteCloser {
-	p := gzipPartPools[g.level].Get().(*gzipPart)
+	p := gzipPartPool.Get().(*gzipPart)
+	p.fw = flateWriters[g.level].Get().(*flate.Writer)
 	p.fw.Reset(&p.out)
+	p.level = g.level
 	return p
 }
 
@@ -69,7 +71,7 @@ func (g *gzipParts) Emit(w io.Writer, wc io.WriteCloser) error {
 	g.size += uint32(p.n)
 	p.out.Reset()
 	p.crc, p.n = 0, 0
-	gzipPartPools[p.level].Put(p)
+	gzipPartPool.Put(p)
 	return err
 }
 
@@ -84,23 +86,29 @@ func (g *gzipParts) End(w io.Writer) error {
 	return err
 }
 
-// gzipPart deflates one part and checksums what it is given.
+// gzipPart deflates one part and checksums what it is given. Its deflate
+// writer (about 1 MiB of state) goes back to its pool when the part is
+// closed: a protobuf family cut across hundreds of parts keeps them all
+// until its length is known, and each should hold only its deflated bytes.
 type gzipPart struct {
-	fw    *flate.Writer
+	fw    *flate.Writer // from flateWriters[level] until Close
 	level int
 	out   bytes.Buffer
 	crc   uint32
 	n     int64
 }
 
-// gzipPartPools keep the parts' compressors of each level.
-var gzipPartPools [flate.BestCompression + 1]sync.Pool
+var (
+	gzipPartPool = sync.Pool{New: func() any { return new(gzipPart) }}
+	// flateWriters keep the deflate writers of each level.
+	flateWriters [flate.BestCompression + 1]sync.Pool
+)
 
 func init() {
 	for level := flate.BestSpeed; level <= flate.BestCompression; level++ {
-		gzipPartPools[level].New = func() any {
+		flateWriters[level].New = func() any {
 			fw, _ := flate.NewWriter(nil, level)
-			return &gzipPart{fw: fw, level: level}
+			return fw
 		}
 	}
 }
@@ -111,5 +119,12 @@ func (p *gzipPart) Write(b []byte) (int, error) {
 	return p.fw.Write(b)
 }
 
-// Close ends the part with a sync flush, byte-aligned and not final.
-func (p *gzipPart) Close() error { return p.fw.Flush() }
+// Close ends the part with a sync flush, byte-aligned and not final, and
+// gives the deflate writer back.
+func (p *gzipPart) Close() error {
+	err := p.fw.Flush()
+	p.fw.Reset(nil)
+	flateWriters[p.level].Put(p.fw)
+	p.fw = nil
+	return err
+}
