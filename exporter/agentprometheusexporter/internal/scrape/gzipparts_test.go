@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"time"
 
@@ -178,4 +179,44 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 	}
 	close(stop)
 	assert.Positive(t, <-churned, "the store churned during the scrapes")
+}
+
+// TestClosedPartsHoldOnlyTheirBytes: a protobuf family cut across many parts
+// keeps its closed parts until its length is known; each must hold its
+// deflated bytes, not its deflate writer (about 1 MiB), or a scrape of a
+// large family holds hundreds of MiB.
+func TestClosedPartsHoldOnlyTheirBytes(t *testing.T) {
+	const parts = 100
+	line := bytes.Repeat([]byte(`x{a="b"} 1`+"\n"), 100)
+	codec := &gzipParts{level: gzipProtobuf.level}
+	held := make([]io.WriteCloser, 0, parts)
+	before := heapInUse()
+	for range parts {
+		p := codec.Part()
+		_, err := p.Write(line)
+		require.NoError(t, err)
+		require.NoError(t, p.Close())
+		held = append(held, p)
+	}
+	grown := heapInUse() - before
+	assert.Less(t, grown, int64(parts*64<<10), "%d closed parts hold %d bytes", parts, grown)
+
+	var out bytes.Buffer
+	require.NoError(t, codec.Begin(&out))
+	for _, p := range held {
+		require.NoError(t, codec.Emit(&out, p))
+	}
+	require.NoError(t, codec.End(&out))
+	zr, err := gzip.NewReader(&out)
+	require.NoError(t, err)
+	got, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	assert.Equal(t, bytes.Repeat(line, parts), got)
+}
+
+func heapInUse() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
 }
