@@ -164,7 +164,11 @@ type worker struct {
 	vals  []pcommon.Value
 	pairs []labelPair
 	key   []byte // the resource's store key: job, 0xff, instance
-	buf   []byte // scratch for target_info
+	// buf and tiNames are scratch for target_info's values and names;
+	// tiSet is the set of the last names.
+	buf     []byte
+	tiNames []string
+	tiSet   *store.LabelNames
 	// names and values are the label set of the current point, as
 	// store.LabelSet holds it; absent marks the labels of its descriptor
 	// that the point leaves out.
@@ -214,10 +218,7 @@ func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 	// included (all the resources of a job without instance ids share one
 	// entry, and their target_info would be whichever came last).
 	if len(job) > 0 && len(instance) > 0 {
-		w.buf = w.renderTargetInfo(w.buf[:0], attrs, job, instance)
-		if w.res.TargetInfo() != string(w.buf) {
-			w.res.SetTargetInfo(string(w.buf))
-		}
+		w.targetInfo(attrs, job, instance)
 	}
 
 	w.arena = w.arena[:0]

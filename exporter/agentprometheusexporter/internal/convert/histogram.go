@@ -188,6 +188,12 @@ func (bi *boundsIntern) get(bounds pcommon.Float64Slice) *store.Bounds {
 	return b
 }
 
+// appendHexValue appends id in hex as one value of a set's Values.
+func appendHexValue(b, id []byte) []byte {
+	b, at := store.OpenValue(b)
+	return store.CloseValue(hex.AppendEncode(b, id), at)
+}
+
 // exemplars replaces dst with the point's exemplars, labelled with their
 // trace and span ids as contrib does.
 func (w *worker) exemplars(dst []store.Exemplar, src pmetric.ExemplarSlice) []store.Exemplar {
@@ -200,21 +206,16 @@ func (w *worker) exemplars(dst []store.Exemplar, src pmetric.ExemplarSlice) []st
 		} else {
 			v = e.DoubleValue()
 		}
-		var labels []byte
-		if span := e.SpanID(); !span.IsEmpty() {
-			labels = append(labels, `span_id="`...)
-			labels = hex.AppendEncode(labels, span[:])
-			labels = append(labels, '"')
+		span, trace := e.SpanID(), e.TraceID()
+		var values []byte
+		if !span.IsEmpty() {
+			values = appendHexValue(values, span[:])
 		}
-		if trace := e.TraceID(); !trace.IsEmpty() {
-			if len(labels) > 0 {
-				labels = append(labels, ',')
-			}
-			labels = append(labels, `trace_id="`...)
-			labels = hex.AppendEncode(labels, trace[:])
-			labels = append(labels, '"')
+		if !trace.IsEmpty() {
+			values = appendHexValue(values, trace[:])
 		}
-		dst = append(dst, store.Exemplar{Labels: string(labels), Value: v, Timestamp: int64(e.Timestamp())})
+		labels := store.LabelSet{Names: store.ExemplarNames(!span.IsEmpty(), !trace.IsEmpty()), Values: string(values)}
+		dst = append(dst, store.Exemplar{Labels: labels, Value: v, Timestamp: int64(e.Timestamp())})
 	}
 	return dst
 }

@@ -291,11 +291,12 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 	return desc
 }
 
-// renderTargetInfo renders the target_info labels of a resource: every
+// targetInfo sets the target_info labels of the current resource: every
 // attribute but the three that make job and instance, sanitised, colliding
 // names joined with ';' in attribute order, then job and instance, which win
-// over attributes that sanitise to the same names.
-func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []byte) []byte {
+// over attributes that sanitise to the same names. A label whose value is
+// empty is left out, as in every other set.
+func (w *worker) targetInfo(attrs pcommon.Map, job, instance []byte) {
 	w.pairs = w.pairs[:0]
 	for k, v := range attrs.All() {
 		if isServiceAttribute(k) && !w.c.opts.KeepIdentifyingResourceAttributes {
@@ -307,40 +308,50 @@ func (w *worker) renderTargetInfo(b []byte, attrs pcommon.Map, job, instance []b
 	}
 	w.pairs = append(w.pairs, labelPair{name: "instance", raw: instance}, labelPair{name: "job", raw: job})
 	slices.SortStableFunc(w.pairs, func(a, b labelPair) int { return cmp.Compare(a.name, b.name) })
-	groupStart, valueStart := -1, 0
+	w.tiNames, w.buf = w.tiNames[:0], w.buf[:0]
+	at := -1
 	for i, p := range w.pairs {
 		if i > 0 && w.pairs[i-1].name == p.name {
-			b = append(b, promtext.Separator)
+			w.buf = append(w.buf, promtext.Separator)
 		} else {
-			b = closeGroup(b, groupStart, valueStart)
-			groupStart = len(b)
-			if groupStart > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, p.name...)
-			b = append(b, `="`...)
-			valueStart = len(b)
+			w.closeTargetInfoValue(at)
+			w.tiNames = append(w.tiNames, p.name)
+			w.buf, at = store.OpenValue(w.buf)
 		}
 		if p.raw != nil {
-			b = promtext.AppendEscaped(b, p.raw)
+			w.buf = promtext.AppendEscaped(w.buf, p.raw)
 		} else {
-			b = appendValue(b, p.value)
+			w.buf = appendValue(w.buf, p.value)
 		}
 	}
-	return closeGroup(b, groupStart, valueStart)
+	w.closeTargetInfoValue(at)
+	w.res.SetTargetInfo(w.targetInfoNames(), w.buf)
 }
 
-// closeGroup ends a label of a rendered set: with its '"', or taken out
-// whole when its value is empty.
-func closeGroup(b []byte, groupStart, valueStart int) []byte {
+// closeTargetInfoValue ends the value opened at at: with its length, or
+// taken out with its name when it is empty.
+func (w *worker) closeTargetInfoValue(at int) {
 	switch {
-	case groupStart < 0:
-		return b
-	case len(b) == valueStart:
-		return b[:groupStart]
+	case at < 0:
+	case len(w.buf) == at+1:
+		w.buf = w.buf[:at]
+		w.tiNames = w.tiNames[:len(w.tiNames)-1]
 	default:
-		return append(b, '"')
+		w.buf = store.CloseValue(w.buf, at)
 	}
+}
+
+// targetInfoNames is the set of w.tiNames: the resource's own when its
+// names are unchanged, else the worker's last, else a new one. Agents of a
+// fleet mostly have the same resource attributes, so most share a set.
+func (w *worker) targetInfoNames() *store.LabelNames {
+	if ti, ok := w.res.TargetInfo(); ok && slices.Equal(ti.Names.Names, w.tiNames) {
+		return ti.Names
+	}
+	if w.tiSet == nil || !slices.Equal(w.tiSet.Names, w.tiNames) {
+		w.tiSet = store.NewLabelNames(slices.Clone(w.tiNames))
+	}
+	return w.tiSet
 }
 
 // labelPair is a target_info label: an attribute value, or raw bytes.

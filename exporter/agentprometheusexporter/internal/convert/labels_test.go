@@ -273,7 +273,7 @@ func TestTargetInfo(t *testing.T) {
 
 	var got []string
 	for _, ti := range st.TargetInfos() {
-		got = append(got, ti.Labels)
+		got = append(got, ti.Labels.Text())
 		assert.Equal(t, st.Now(), ti.Updated, "target_info is as recent as its resource's batch")
 	}
 	assert.Equal(t, []string{

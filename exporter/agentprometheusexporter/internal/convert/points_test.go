@@ -317,17 +317,25 @@ func TestExemplars(t *testing.T) {
 		histogram("h", "", cumulative, hp{start: 1, end: 10, bounds: []float64{1}, counts: []uint64{1, 1}, count: 2, sum: 5.5,
 			exemplars: []ex{{v: 0.5, at: 6, trace: trace, span: span}, {v: 5, at: 7}}}),
 	))
-	assert.Equal(t, []store.Exemplar{{Labels: ids, Value: 1, Timestamp: ns(5)}}, st.Series("c")[agentLabels].Exemplars)
+	assert.Equal(t, []store.Exemplar{{Labels: labelSet(t, ids), Value: 1, Timestamp: ns(5)}}, st.Series("c")[agentLabels].Exemplars)
 	assert.Nil(t, st.Series("g")[agentLabels].Exemplars)
 	assert.Nil(t, st.Series("updown")[agentLabels].Exemplars)
-	assert.Equal(t, []store.Exemplar{{Labels: ids, Value: 0.5, Timestamp: ns(6)}, {Labels: "", Value: 5, Timestamp: ns(7)}},
+	assert.Equal(t, []store.Exemplar{{Labels: labelSet(t, ids), Value: 0.5, Timestamp: ns(6)}, {Labels: labelSet(t, ""), Value: 5, Timestamp: ns(7)}},
 		st.Series("h")[agentLabels].Exemplars, "one per bucket, in the point's order; no ids, no labels")
 
 	st.Consume(batch(agent(),
 		counter("c", "", pt{start: 1, end: 20, v: 2, exemplars: []ex{{v: 2, at: 15, trace: trace}}}),
 		histogram("h", "", cumulative, hp{start: 1, end: 20, bounds: []float64{1}, counts: []uint64{1, 1}, count: 2, sum: 5.5}),
 	))
-	assert.Equal(t, []store.Exemplar{{Labels: `trace_id="0102030405060708090a0b0c0d0e0f10"`, Value: 2, Timestamp: ns(15)}},
+	assert.Equal(t, []store.Exemplar{{Labels: labelSet(t, `trace_id="0102030405060708090a0b0c0d0e0f10"`), Value: 2, Timestamp: ns(15)}},
 		st.Series("c")[agentLabels].Exemplars, "the latest point's")
 	assert.Empty(t, st.Series("h")[agentLabels].Exemplars, "a point without exemplars leaves none")
+}
+
+// labelSet is the set written as text.
+func labelSet(t *testing.T, text string) store.LabelSet {
+	t.Helper()
+	s, ok := store.ParseLabels(text)
+	require.True(t, ok, text)
+	return s
 }

@@ -35,7 +35,7 @@ func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Optio
 	if infos := st.TargetInfos(); len(infos) > 0 {
 		mf := &dto.MetricFamily{Name: &opts.TargetInfoName, Help: ptr(targetInfoHelp), Type: dto.MetricType_GAUGE.Enum()}
 		for _, ti := range infos {
-			m := &dto.Metric{Label: labels(ti.Labels), Gauge: &dto.Gauge{Value: ptr(1.0)}}
+			m := &dto.Metric{Label: labels(ti.Labels.Text()), Gauge: &dto.Gauge{Value: ptr(1.0)}}
 			if opts.SendTimestamps && ti.Updated != 0 {
 				m.TimestampMs = ptr(ti.Updated / 1e6)
 			}
@@ -204,7 +204,10 @@ func spansAndDeltas(b store.Buckets) ([]*dto.BucketSpan, []int64) {
 }
 
 func exemplarDTO(e store.Exemplar) *dto.Exemplar {
-	ex := &dto.Exemplar{Label: parseLabels(e.Labels), Value: ptr(e.Value)}
+	ex := &dto.Exemplar{Value: ptr(e.Value)}
+	if e.Labels.Names != nil {
+		ex.Label = parseLabels(e.Labels.Text())
+	}
 	if e.Timestamp != 0 {
 		ex.Timestamp = timestamppb.New(time.Unix(0, e.Timestamp))
 	}

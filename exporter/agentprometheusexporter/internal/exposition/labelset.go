@@ -106,25 +106,13 @@ func (l *labelSets) series(labels store.LabelSet, scheme model.EscapingScheme, m
 	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
 }
 
-// rendered sets set to a set written as text, which must stay unchanged
-// while the memos live (target_info); plain says that its names are all
-// legacy label names.
-func (l *labelSets) rendered(labels string, plain bool, scheme model.EscapingScheme, memo *nameMemo) {
-	if plain {
-		l.set = labels
-		return
-	}
-	l.buf = l.appendSet(l.buf[:0], readPairs(labels), scheme, memo)
-	l.set = unsafe.String(unsafe.SliceData(l.buf), len(l.buf))
-}
-
 // appendExemplar appends an exemplar's labels, which expfmt writes as
 // they are in every scheme (model.EscapeMetricFamily leaves them alone).
-func (l *labelSets) appendExemplar(b []byte, labels string) []byte {
-	if promtext.PlainNames(labels) {
-		return append(b, labels...)
+func (l *labelSets) appendExemplar(b []byte, labels store.LabelSet) []byte {
+	if labels.Names.Plain {
+		return labels.AppendText(b)
 	}
-	return l.appendSet(b, readPairs(labels), model.NoEscaping, nil)
+	return l.appendSet(b, readSet(labels), model.NoEscaping, nil)
 }
 
 // appendSet appends a label set rendered for scheme. A set is written in

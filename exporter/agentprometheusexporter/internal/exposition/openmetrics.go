@@ -160,7 +160,7 @@ func (t *writer) omUint(v uint64) {
 // omExemplar appends ` # {labels} value timestamp`, nothing for an exemplar
 // without labels.
 func (t *writer) omExemplar(e *store.Exemplar) {
-	if !hasPairs(e.Labels) {
+	if e.Labels.Values == "" {
 		return
 	}
 	t.buf = append(t.buf, " # {"...)
@@ -171,12 +171,6 @@ func (t *writer) omExemplar(e *store.Exemplar) {
 		t.buf = append(t.buf, ' ')
 		t.buf = promtext.AppendOpenMetricsFloat(t.buf, float64(e.Timestamp)/1e9)
 	}
-}
-
-func hasPairs(labels string) bool {
-	r := readPairs(labels)
-	_, _, ok := r.next()
-	return ok
 }
 
 // omCreated writes the _created sample of a counter, histogram or summary

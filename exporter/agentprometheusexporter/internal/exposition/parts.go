@@ -7,7 +7,6 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -376,10 +375,9 @@ func (t *writer) targetInfos(infos []store.TargetInfo) {
 	t.family(t.opts.TargetInfoName, targetInfoHelp, store.KindGauge)
 	for _, ti := range infos {
 		// In the writer, not on the stack: the formats take a pointer.
-		t.info = store.Snapshot{Timestamp: ti.Updated, Value: 1}
-		t.infoLabels = ti.Labels
+		t.info = store.Snapshot{Labels: ti.Labels, Timestamp: ti.Updated, Value: 1}
 		if t.textual {
-			t.sets.rendered(ti.Labels, promtext.PlainNames(ti.Labels), t.scheme, &t.memo)
+			t.sets.series(ti.Labels, t.scheme, &t.memo)
 		}
 		t.format.series(t, &t.info)
 	}

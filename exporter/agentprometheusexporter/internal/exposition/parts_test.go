@@ -113,7 +113,7 @@ func partsStore(t *testing.T) *testStore {
 		ts.add("histogram", store.KindHistogram, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
 			s.Count, s.Value = 3, 1.5
 			s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{1, 2, 3}}
-			s.SetExemplars([]store.Exemplar{{Labels: `trace_id="ab"`, Value: 0.7}, {Labels: `trace_id="cd"`, Value: 9}})
+			s.SetExemplars([]store.Exemplar{{Labels: exemplarLabels(`trace_id="ab"`), Value: 0.7}, {Labels: exemplarLabels(`trace_id="cd"`), Value: 9}})
 			if i >= 130 {
 				hide(s)
 			}

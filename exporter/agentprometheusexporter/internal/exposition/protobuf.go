@@ -185,11 +185,7 @@ func (t *writer) pbMetric(b []byte, s *store.Snapshot) []byte {
 	b = append(b, tagFamilyMetric)
 	at := len(b)
 	b = append(b, 0, 0) // most metrics are 128 bytes to 16 KiB long
-	if s == &t.info {
-		b = appendLabels(b, tagLabel, t.infoLabels, t.scheme)
-	} else {
-		b = t.pbSet(b, s.Labels)
-	}
+	b = t.pbSet(b, s.Labels)
 	if s.Held {
 		b = t.pbHeld(b, s)
 		return closeMessage(b, at, 2)
@@ -411,7 +407,13 @@ func appendExemplar(b []byte, e *store.Exemplar) []byte {
 	at := len(b)
 	b = append(b, 0)
 	// Exemplar labels are neither renamed nor escaped: expfmt leaves them.
-	b = appendLabels(b, tagExemplarLabel, e.Labels, model.NoEscaping)
+	switch {
+	case e.Labels.Names == nil: // no labels
+	case directNames(e.Labels.Names.Names, model.NoEscaping):
+		b = appendSetPairs(b, tagExemplarLabel, e.Labels)
+	default: // names the converter never makes (it makes ExemplarNames)
+		b = appendLabels(b, tagExemplarLabel, e.Labels.Text(), model.NoEscaping)
+	}
 	b = appendDouble(b, tagExemplarValue, e.Value)
 	if e.Timestamp != 0 {
 		b = appendTimestamp(b, tagExemplarTimestamp, e.Timestamp)
@@ -567,6 +569,12 @@ func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 		p.text = set.AppendText(p.text[:0])
 		return appendLabels(b, tagLabel, unsafe.String(unsafe.SliceData(p.text), len(p.text)), t.scheme)
 	}
+	return appendSetPairs(b, tagLabel, set)
+}
+
+// appendSetPairs appends the pairs of a set whose names go out as stored
+// (directNames) as LabelPair fields with the given tag.
+func appendSetPairs(b []byte, tag byte, set store.LabelSet) []byte {
 	v := set.Values
 	for _, name := range set.Names.Names {
 		value, rest, ok := store.NextValue(v)
@@ -578,7 +586,7 @@ func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 		if strings.IndexByte(value, '\\') >= 0 {
 			n = unescapedLen(value)
 		}
-		b = appendPair(b, tagLabel, name, value, n)
+		b = appendPair(b, tag, name, value, n)
 	}
 	return b
 }

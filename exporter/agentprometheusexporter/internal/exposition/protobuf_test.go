@@ -71,7 +71,8 @@ type testStore struct {
 func newTestStore(t *testing.T) *testStore {
 	st := store.New(1<<20, 1<<20, store.Claims{})
 	res := st.Resource([]byte("job\xffinstance"), 5e9)
-	res.SetTargetInfo(`instance="i",job="j",os_type="linux"`)
+	ti, _ := store.ParseLabels(`instance="i",job="j",os_type="linux"`)
+	res.SetTargetInfo(ti.Names, []byte(ti.Values))
 	return &testStore{t: t, st: st, res: res}
 }
 
@@ -111,7 +112,7 @@ var testBounds = &store.Bounds{Values: []float64{0.5, 1, 5}, Text: []string{"0.5
 func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts := newTestStore(t)
 	exemplar := func(v float64, ns int64) store.Exemplar {
-		return store.Exemplar{Labels: `span_id="0102",trace_id="0a0b"`, Value: v, Timestamp: ns}
+		return store.Exemplar{Labels: exemplarLabels(`span_id="0102",trace_id="0a0b"`), Value: v, Timestamp: ns}
 	}
 	ts.add("gauge", store.KindGauge, `a="1",b=""`, func(s *store.Series) { s.Value = 2.5 })
 	ts.add("gauge", store.KindGauge, ``, func(s *store.Series) { s.Value = math.NaN(); s.Timestamp = 0 })
@@ -254,4 +255,13 @@ func protowireLen(n int) []byte {
 		v >>= 7
 	}
 	return append(b, byte(v))
+}
+
+// exemplarLabels is an exemplar's set written as text.
+func exemplarLabels(text string) store.LabelSet {
+	s, ok := store.ParseLabels(text)
+	if !ok {
+		panic("malformed label set " + text)
+	}
+	return s
 }

@@ -102,8 +102,6 @@ type writer struct {
 	prefix  []byte
 	scratch store.SnapshotScratch
 	info    store.Snapshot // a target_info series
-	// infoLabels are the labels of the target_info series in info, as text.
-	infoLabels string
 	// quantiles are, per position in a summary, the last quantile rendered
 	// there as text: the series of a family have the same quantiles, and a
 	// shortest float rendering costs more than the rest of a line.

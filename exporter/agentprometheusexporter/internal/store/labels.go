@@ -185,6 +185,33 @@ func (s LabelSet) All() iter.Seq2[string, string] {
 	}
 }
 
+// CompareSets orders sets pair by pair, name then value as stored, a set
+// before the longer sets it begins: the order of target_info's series in
+// every format, found without writing the sets.
+func CompareSets(a, b LabelSet) int {
+	av, bv := a.Values, b.Values
+	for i := 0; ; i++ {
+		an, bn := i < len(a.Names.Names), i < len(b.Names.Names)
+		switch {
+		case !an && !bn:
+			return 0
+		case !an:
+			return -1
+		case !bn:
+			return 1
+		}
+		if c := strings.Compare(a.Names.Names[i], b.Names.Names[i]); c != 0 {
+			return c
+		}
+		x, arest, _ := NextValue(av)
+		y, brest, _ := NextValue(bv)
+		if c := strings.Compare(x, y); c != 0 {
+			return c
+		}
+		av, bv = arest, brest
+	}
+}
+
 // Text is AppendText as a string.
 func (s LabelSet) Text() string { return string(s.AppendText(nil)) }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,4 +102,30 @@ func TestTruncatedValuesEndTheSet(t *testing.T) {
 	assert.Equal(t, `a="x"`, s.Text(), "fewer values than names")
 	s.Values = ""
 	assert.Empty(t, s.Text())
+}
+
+func TestCompareSetsOrdersPairByPair(t *testing.T) {
+	var sets []LabelSet
+	for _, text := range []string{
+		`b="1"`,
+		`a="2",b="1"`,
+		`a="1",c="1"`,
+		`a="1"`,
+		`a="1",b="2"`,
+		``,
+		`a="1",b="1"`,
+	} {
+		s, ok := ParseLabels(text)
+		require.True(t, ok, text)
+		sets = append(sets, s)
+	}
+	slices.SortFunc(sets, CompareSets)
+	var got []string
+	for _, s := range sets {
+		got = append(got, s.Text())
+	}
+	assert.Equal(t, []string{``, `a="1"`, `a="1",b="1"`, `a="1",b="2"`, `a="1",c="1"`, `a="2",b="1"`, `b="1"`}, got)
+	for i := range sets {
+		assert.Zero(t, CompareSets(sets[i], sets[i]), "a set is equal to itself")
+	}
 }

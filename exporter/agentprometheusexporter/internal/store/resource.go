@@ -12,9 +12,9 @@ type Resource struct {
 	key string // job, 0xff, instance
 	id  ID
 
-	// TargetInfo is the rendered label set of its target_info series, empty
-	// when the resource has no job or no instance (no target_info then).
-	targetInfo atomic.Pointer[string]
+	// targetInfo is the label set of its target_info series, nil when the
+	// resource has no job or no instance (no target_info then).
+	targetInfo atomic.Pointer[LabelSet]
 	series     atomic.Int64
 	updated    atomic.Int64 // store clock at the last batch from this resource
 	card       resourceCounts
@@ -62,20 +62,21 @@ func (r *Resource) leave(s *Series) {
 	r.mu.Unlock()
 }
 
-// TargetInfo returns the rendered target_info labels ("" for none).
-func (r *Resource) TargetInfo() string {
+// TargetInfo returns the target_info labels; ok is false for none.
+func (r *Resource) TargetInfo() (labels LabelSet, ok bool) {
 	if p := r.targetInfo.Load(); p != nil {
-		return *p
+		return *p, true
 	}
-	return ""
+	return LabelSet{}, false
 }
 
-// SetTargetInfo replaces the target_info labels when they changed.
-func (r *Resource) SetTargetInfo(labels string) {
-	if p := r.targetInfo.Load(); p != nil && *p == labels {
+// SetTargetInfo replaces the target_info labels with names and values (as
+// AppendValue writes them) when they changed; it keeps neither.
+func (r *Resource) SetTargetInfo(names *LabelNames, values []byte) {
+	if p := r.targetInfo.Load(); p != nil && p.is(names, values) {
 		return
 	}
-	r.targetInfo.Store(&labels)
+	r.targetInfo.Store(&LabelSet{Names: names, Values: string(values)})
 }
 
 // SeriesCount is the number of series the resource holds now.

@@ -134,12 +134,34 @@ type Quantile struct {
 	Value    float64
 }
 
-// Exemplar is one exemplar. Its labels are few and its own (trace and span
-// ids), so they are kept as the text formats write them, `a="x",b="y"`.
+// Exemplar is one exemplar. Its labels are its trace and span ids, of one
+// of the few sets ExemplarNames returns.
 type Exemplar struct {
-	Labels    string
+	Labels    LabelSet
 	Value     float64
 	Timestamp int64
+}
+
+// The label names an exemplar may have, shared by every exemplar.
+var (
+	noExemplarNames   = NewLabelNames(nil)
+	spanIDNames       = NewLabelNames([]string{"span_id"})
+	traceIDNames      = NewLabelNames([]string{"trace_id"})
+	spanAndTraceNames = NewLabelNames([]string{"span_id", "trace_id"})
+)
+
+// ExemplarNames is the set of an exemplar's label names: span_id when it
+// has a span id, trace_id when it has a trace id.
+func ExemplarNames(span, trace bool) *LabelNames {
+	switch {
+	case span && trace:
+		return spanAndTraceNames
+	case span:
+		return spanIDNames
+	case trace:
+		return traceIDNames
+	}
+	return noExemplarNames
 }
 
 // heldOffset places the zero of a new run just after the run's start: the

@@ -201,7 +201,7 @@ func (st *Store) Families() []*Family {
 
 // TargetInfo is the target_info series of a resource.
 type TargetInfo struct {
-	Labels string // rendered label set
+	Labels LabelSet
 	// Updated is the store clock of the resource's latest batch, unix
 	// nanoseconds: target_info's timestamp, so that it goes stale in
 	// Prometheus with the resource's other series.
@@ -214,12 +214,12 @@ func (st *Store) TargetInfos() []TargetInfo {
 	st.mu.RLock()
 	out := make([]TargetInfo, 0, len(st.resources))
 	for _, r := range st.resources {
-		if ti := r.TargetInfo(); ti != "" && r.SeriesCount() > 0 {
+		if ti, ok := r.TargetInfo(); ok && r.SeriesCount() > 0 {
 			out = append(out, TargetInfo{Labels: ti, Updated: r.updated.Load()})
 		}
 	}
 	st.mu.RUnlock()
-	slices.SortFunc(out, func(a, b TargetInfo) int { return strings.Compare(a.Labels, b.Labels) })
+	slices.SortFunc(out, func(a, b TargetInfo) int { return CompareSets(a.Labels, b.Labels) })
 	return out
 }
 
