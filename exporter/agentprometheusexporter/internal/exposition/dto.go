@@ -242,7 +242,7 @@ func parseLabels(s string) []*dto.LabelPair {
 // scraper that takes underscores. expfmt would escape each label name by
 // the rules of metric names: "a.b" and "a_b" would become two labels named
 // a_b (which does not parse) and "a:b" would stay (not a valid label name).
-// The rule every format applies (appendUnderscored) escapes by the rules of
+// The rule every format applies (labelSets.pairsFor) escapes by the rules of
 // label names and makes names that become equal one label, their values
 // joined by promtext.Separator in name order. As the reference the writers
 // are tested against, this is built from Prometheus's escaping

@@ -88,7 +88,8 @@ type recentName struct{ name, out string }
 
 type labelPair struct {
 	name, value string // as rendered in the store
-	out         string // the name as written, when renaming merges labels
+	out         string // the name as written (pairsFor)
+	merged      bool   // joins the pair before: one label, values joined
 }
 
 // series sets set to a series' labels. A set of plain names is written as
@@ -134,53 +135,92 @@ func (l *labelSets) appendSet(b []byte, labels pairReader, scheme model.Escaping
 	return l.appendPairs(b, labels, scheme, memo)
 }
 
-// appendPairs is appendSet by way of pairs.
+// appendPairs is appendSet by way of pairs (pairsFor).
 func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []byte {
+	ps := l.pairsFor(labels, scheme, memo)
+	for i, p := range ps {
+		if i > 0 && p.merged {
+			b = append(b, promtext.Separator)
+			b = append(b, p.value...)
+			continue
+		}
+		if i > 0 {
+			b = append(b, `",`...)
+		}
+		if scheme == model.NoEscaping {
+			b = appendQuotedName(b, p.out)
+		} else {
+			b = append(b, p.out...)
+		}
+		b = append(b, `="`...)
+		b = append(b, p.value...)
+	}
+	if len(ps) > 0 {
+		b = append(b, '"')
+	}
+	return b
+}
+
+// pairsFor reads a set's pairs into l.pairs, in the order and under the
+// names every format writes for scheme, for the sets that cannot be written
+// as they are stored; the text formats and protobuf write them from here.
+//
+// Each pair's out is its name as scheme writes it, in the store's escaped
+// form: the stored name under NoEscaping, a name of legacy characters
+// otherwise. The store orders a set by its rendered names and expfmt by the
+// names themselves, which differ where an escape sorts apart from the
+// character it stands for: such sets are sorted again, as are sets out of
+// order (which the converter never makes).
+//
+// Underscore escaping: expfmt would escape each label name alone, by the
+// rules of metric names: "a.b" and "a_b" would become two labels named a_b
+// (which does not parse) and "a:b" would stay (not a valid label name).
+// Names are escaped by the rules of label names instead, and names that
+// become equal are one label with their values joined by
+// promtext.Separator in name order (merged marks the pairs that join the
+// one before), as the converter joins attribute names that sanitise alike.
+// dto.go applies the same.
+func (l *labelSets) pairsFor(labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []labelPair {
 	ps := l.pairs[:0]
-	escapes := false
+	resort := false
 	for r := labels; ; {
 		n, v, ok := r.next()
 		if !ok {
 			break
 		}
-		escapes = escapes || strings.IndexByte(n, '\\') >= 0
-		ps = append(ps, labelPair{name: n, value: v})
+		resort = resort || strings.IndexByte(n, '\\') >= 0 || len(ps) > 0 && n < ps[len(ps)-1].name
+		ps = append(ps, labelPair{name: n, value: v, out: n})
 	}
 	l.pairs = ps
-	if escapes {
-		// The store orders a set by its rendered names and expfmt by the
-		// names themselves, which differ where an escape sorts apart from
-		// the character it stands for.
+	if resort {
 		slices.SortStableFunc(ps, func(a, b labelPair) int { return promtext.CompareUnescaped(a.name, b.name) })
 	}
 	switch scheme {
 	case model.NoEscaping:
-		for i, p := range ps {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendQuotedName(b, p.name)
-			b = appendLabelValue(b, p.value)
-		}
-		return b
 	case model.UnderscoreEscaping:
-		return l.appendUnderscored(b, ps, memo)
+		sorted := true
+		for i := range ps {
+			if !promtext.IsLegacyLabelName(ps[i].name) {
+				ps[i].out = l.escaped(i, ps[i].name, memo.escapeLabel)
+			}
+			sorted = sorted && (i == 0 || ps[i-1].out <= ps[i].out)
+		}
+		if !sorted {
+			slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
+		}
+		for i := 1; i < len(ps); i++ {
+			ps[i].merged = ps[i].out == ps[i-1].out
+		}
 	default:
 		// Dots and values: model.EscapeMetricFamily escapes each name that
 		// is not a legacy metric name by the scheme's rule for metric names.
-		for i, p := range ps {
-			if i > 0 {
-				b = append(b, ',')
+		for i := range ps {
+			if !model.LegacyValidation.IsValidMetricName(ps[i].name) {
+				ps[i].out = l.escaped(i, ps[i].name, func(raw string) string { return memo.escape(raw, scheme) })
 			}
-			if model.LegacyValidation.IsValidMetricName(p.name) {
-				b = append(b, p.name...)
-			} else {
-				b = append(b, l.escaped(i, p.name, func(raw string) string { return memo.escape(raw, scheme) })...)
-			}
-			b = appendLabelValue(b, p.value)
 		}
-		return b
 	}
+	return ps
 }
 
 // appendQuoted appends a label set for escaping=allow-utf-8 in one pass;
@@ -209,7 +249,7 @@ func appendQuoted(b []byte, labels pairReader) (out []byte, ok bool) {
 // appendUnderscoredInOrder appends a label set with underscore escaping in
 // one pass; ok is false, and nothing appended, when the escaped names are
 // out of order or coincide. Escaped names in strictly rising order are the
-// order appendUnderscored sorts them in, whatever the order of the names
+// order pairsFor sorts them in, whatever the order of the names
 // they come from.
 func (l *labelSets) appendUnderscoredInOrder(b []byte, labels pairReader, memo *nameMemo) (out []byte, ok bool) {
 	start := len(b)
@@ -243,45 +283,6 @@ func appendQuotedName(b []byte, name string) []byte {
 		return append(b, name...)
 	}
 	return append(append(append(b, '"'), name...), '"')
-}
-
-// appendUnderscored appends the pairs with underscore escaping. expfmt
-// would escape each label name alone, by the rules of metric names: "a.b"
-// and "a_b" would become two labels named a_b (which does not parse) and
-// "a:b" would stay (not a valid label name). Names are escaped by the rules
-// of label names instead, and names that become equal are one label with
-// their values joined by promtext.Separator in name order, as the converter
-// joins attribute names that sanitise alike. dto.go applies the same.
-func (l *labelSets) appendUnderscored(b []byte, ps []labelPair, memo *nameMemo) []byte {
-	sorted := true
-	for i := range ps {
-		if promtext.IsLegacyLabelName(ps[i].name) { // then written as stored
-			ps[i].out = ps[i].name
-		} else {
-			ps[i].out = l.escaped(i, ps[i].name, memo.escapeLabel)
-		}
-		sorted = sorted && (i == 0 || ps[i-1].out <= ps[i].out)
-	}
-	if !sorted {
-		slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
-	}
-	for i, p := range ps {
-		if i > 0 && p.out == ps[i-1].out {
-			b = append(b, promtext.Separator)
-			b = append(b, p.value...)
-			continue
-		}
-		if i > 0 {
-			b = append(b, `",`...)
-		}
-		b = append(b, p.out...)
-		b = append(b, `="`...)
-		b = append(b, p.value...)
-	}
-	if len(ps) > 0 {
-		b = append(b, '"')
-	}
-	return b
 }
 
 // escaped is escape applied to the stored name at position i, unescaped.

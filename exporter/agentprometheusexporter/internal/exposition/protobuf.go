@@ -47,7 +47,7 @@ type protobufState struct {
 	// exemplarAt is, per bucket of a classic histogram, the index of the
 	// exemplar it carries (-1 for none); the last slot is the +Inf bucket.
 	exemplarAt []int
-	text       []byte // a series' labels as the text formats write them
+	value      []byte // scratch for a label's value, unescaped and joined
 	// names is the last set of label names seen, and direct whether its
 	// sets are written from the set (pbSet): the series of a family
 	// share one set of names, so this is found out once per family.
@@ -198,7 +198,7 @@ func (t *writer) pbMetric(b []byte, s *store.Snapshot) []byte {
 		b = append(b, 0)
 		b = appendDouble(b, tagValue, s.Value)
 		if e := s.CounterExemplar(); e != nil {
-			b = appendExemplar(append(b, tagCounterExemplar), e)
+			b = t.appendExemplar(append(b, tagCounterExemplar), e)
 		}
 		if hasCreated {
 			b = appendTimestamp(b, tagCounterCreated, created)
@@ -302,7 +302,7 @@ func (t *writer) pbHistogram(b []byte, s *store.Snapshot) []byte {
 			b = appendTimestamp(b, tagHistogramCreated, created)
 		}
 		for i := range s.Exemplars {
-			b = appendExemplar(append(b, tagExemplars0, tagExemplars1), &s.Exemplars[i])
+			b = t.appendExemplar(append(b, tagExemplars0, tagExemplars1), &s.Exemplars[i])
 		}
 		return closeMessage(b, h, 2)
 	}
@@ -330,22 +330,22 @@ func (t *writer) pbBuckets(b []byte, s *store.Snapshot) []byte {
 			b = appendDouble(b, tagUpperBound, bounds[i])
 			continue
 		}
-		b = appendBucket(b, c, bounds[i], &s.Exemplars[at[i]])
+		b = t.appendBucket(b, c, bounds[i], &s.Exemplars[at[i]])
 	}
 	if len(at) > 0 && at[len(bounds)] >= 0 {
-		b = appendBucket(b, s.Count, math.Inf(1), &s.Exemplars[at[len(bounds)]])
+		b = t.appendBucket(b, s.Count, math.Inf(1), &s.Exemplars[at[len(bounds)]])
 	}
 	return b
 }
 
-func appendBucket(b []byte, count uint64, bound float64, e *store.Exemplar) []byte {
+func (t *writer) appendBucket(b []byte, count uint64, bound float64, e *store.Exemplar) []byte {
 	b = append(b, tagBucket)
 	at := len(b)
 	b = append(b, 0)
 	b = append(b, tagCumulativeCount)
 	b = protowire.AppendVarint(b, count)
 	b = appendDouble(b, tagUpperBound, bound)
-	b = appendExemplar(append(b, tagBucketExemplar), e)
+	b = t.appendExemplar(append(b, tagBucketExemplar), e)
 	return closeMessage(b, at, 1)
 }
 
@@ -403,7 +403,7 @@ func appendDeltas(b []byte, tag byte, bk store.Buckets) []byte {
 
 // appendExemplar appends an Exemplar's length and fields; the caller has
 // written its tag.
-func appendExemplar(b []byte, e *store.Exemplar) []byte {
+func (t *writer) appendExemplar(b []byte, e *store.Exemplar) []byte {
 	at := len(b)
 	b = append(b, 0)
 	// Exemplar labels are neither renamed nor escaped: expfmt leaves them.
@@ -412,7 +412,7 @@ func appendExemplar(b []byte, e *store.Exemplar) []byte {
 	case directNames(e.Labels.Names.Names, model.NoEscaping):
 		b = appendSetPairs(b, tagExemplarLabel, e.Labels)
 	default: // names the converter never makes (it makes ExemplarNames)
-		b = appendLabels(b, tagExemplarLabel, e.Labels.Text(), model.NoEscaping)
+		b = t.pbPairs(b, tagExemplarLabel, e.Labels, model.NoEscaping)
 	}
 	b = appendDouble(b, tagExemplarValue, e.Value)
 	if e.Timestamp != 0 {
@@ -474,69 +474,6 @@ func closeMessage(b []byte, at, room int) []byte {
 	return b
 }
 
-// appendLabels appends each pair of a label set written as text
-// (store.LabelSet.AppendText) as a LabelPair
-// field with the given tag: names and values unescaped, names sorted and
-// escaped as WriteEncoded and expfmt do (parseLabels, escapeLabelNames,
-// model.EscapeMetricFamily).
-//
-// Rendered sets are sorted by their rendered names, so a set whose names
-// hold no escape and, unless scheme is NoEscaping, are legacy label names
-// other than __name__ (which every other scheme would touch) goes out in one
-// pass as it comes. Anything else is rare and takes the reference's own
-// path. The pass reads each byte once, through a table: reading the pairs
-// with pairReader and then checking and unescaping them took three times as
-// long.
-func appendLabels(b []byte, tag byte, labels string, scheme model.EscapingScheme) []byte {
-	start := len(b)
-	nameBytes := uint8(legacyByte)
-	if scheme == model.NoEscaping {
-		nameBytes = utf8NameByte
-	}
-	var prev string
-	for s := labels; len(s) > 0; {
-		i := 0
-		for i < len(s) && labelBytes[s[i]]&nameBytes != 0 {
-			i++
-		}
-		if i == 0 || i+1 >= len(s) || s[i] != '=' || s[i+1] != '"' {
-			return appendLabelsSlow(b[:start], tag, labels, scheme)
-		}
-		name := s[:i]
-		if nameBytes == legacyByte && (name[0] <= '9' || name == model.MetricNameLabel) {
-			return appendLabelsSlow(b[:start], tag, labels, scheme) // a leading digit, or __name__
-		}
-		if prev != "" && (name[0] < prev[0] || name[0] == prev[0] && name <= prev) {
-			return appendLabelsSlow(b[:start], tag, labels, scheme)
-		}
-		prev = name
-		s = s[i+2:]
-		j := 0
-		for j < len(s) && labelBytes[s[j]]&valueEnd == 0 {
-			j++
-		}
-		if j == len(s) {
-			return appendLabelsSlow(b[:start], tag, labels, scheme)
-		}
-		value, n := s[:j], j
-		if s[j] == '\\' {
-			if j = promtext.ClosingQuote(s, j); j < 0 {
-				return appendLabelsSlow(b[:start], tag, labels, scheme)
-			}
-			value = s[:j]
-			n = unescapedLen(value)
-		}
-		if s = s[j+1:]; len(s) > 0 {
-			if s[0] != ',' {
-				return appendLabelsSlow(b[:start], tag, labels, scheme)
-			}
-			s = s[1:]
-		}
-		b = appendPair(b, tag, name, value, n)
-	}
-	return b
-}
-
 // appendPair appends one LabelPair field: a name that needs no escaping and
 // a stored value, escaped as text-format label values, whose length
 // unescaped is n.
@@ -557,19 +494,46 @@ func appendPair(b []byte, tag byte, name, value string, n int) []byte {
 // pbSet appends the pairs of a series' label set as LabelPair fields,
 // straight from its names and values when the names are written as stored:
 // sorted, without an escape, and, unless scheme is NoEscaping, legacy label
-// names other than __name__. Other sets are written as text and take
-// appendLabels. Straight from the set is about twice as fast as by way of
-// the text (BenchmarkWriteProtobuf; BENCHMARKS.md, "Design measurements").
+// names other than __name__. Other sets take pbPairs. Straight from the set
+// is about twice as fast as by way of the text (BenchmarkWriteProtobuf;
+// BENCHMARKS.md, "Design measurements").
 func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 	p := &t.pb
 	if set.Names != p.names {
 		p.names, p.direct = set.Names, directNames(set.Names.Names, t.scheme)
 	}
 	if !p.direct {
-		p.text = set.AppendText(p.text[:0])
-		return appendLabels(b, tagLabel, unsafe.String(unsafe.SliceData(p.text), len(p.text)), t.scheme)
+		return t.pbPairs(b, tagLabel, set, t.scheme)
 	}
 	return appendSetPairs(b, tagLabel, set)
+}
+
+// pbPairs appends the pairs of a set as the text formats lay them out for
+// scheme (labelSets.pairsFor), names and values unescaped, the values of
+// names that underscore escaping merges joined. As model.EscapeMetricFamily
+// does, a __name__ label's value is escaped as a metric name under every
+// scheme but NoEscaping.
+func (t *writer) pbPairs(b []byte, tag byte, set store.LabelSet, scheme model.EscapingScheme) []byte {
+	ps := t.sets.pairsFor(readSet(set), scheme, &t.memo)
+	for i := 0; i < len(ps); {
+		name := promtext.Unescaped(ps[i].out)
+		value := promtext.AppendUnescaped(t.pb.value[:0], ps[i].value)
+		for i++; i < len(ps) && ps[i].merged; i++ {
+			value = promtext.AppendUnescaped(append(value, promtext.Separator), ps[i].value)
+		}
+		t.pb.value = value
+		v := unsafe.String(unsafe.SliceData(value), len(value))
+		if scheme != model.NoEscaping && name == model.MetricNameLabel && !model.LegacyValidation.IsValidMetricName(v) {
+			v = model.EscapeName(v, scheme)
+		}
+		b = append(b, tag)
+		b = appendVarint(b, uint64(2+protowire.SizeBytes(len(name))+protowire.SizeBytes(len(v))))
+		b = append(b, tagPairName)
+		b = protowire.AppendString(b, name)
+		b = append(b, tagPairValue)
+		b = protowire.AppendString(b, v)
+	}
+	return b
 }
 
 // appendSetPairs appends the pairs of a set whose names go out as stored
@@ -592,7 +556,7 @@ func appendSetPairs(b []byte, tag byte, set store.LabelSet) []byte {
 }
 
 // directNames reports whether pbSet writes sets of these names
-// straight: as appendLabels would in its one pass.
+// straight: as pbPairs would lay them out, in the order they are stored.
 func directNames(names []string, scheme model.EscapingScheme) bool {
 	for i, name := range names {
 		if i > 0 && names[i-1] >= name {
@@ -608,29 +572,6 @@ func directNames(names []string, scheme model.EscapingScheme) bool {
 	}
 	return true
 }
-
-// The classes of labelBytes.
-const (
-	legacyByte   = 1 << iota // in a legacy label name (a leading digit is checked apart)
-	utf8NameByte             // in a name that goes out as it is when UTF-8 is allowed
-	valueEnd                 // ends the plain part of a value
-)
-
-var labelBytes = func() (t [256]uint8) {
-	for c := range 256 {
-		if promtext.IsLegacyLabelByte(byte(c), false) {
-			t[c] |= legacyByte
-		}
-		switch c {
-		case '"', '\\':
-			t[c] |= valueEnd
-		case '=':
-		default:
-			t[c] |= utf8NameByte
-		}
-	}
-	return t
-}()
 
 // appendVarint is protowire.AppendVarint with the one-byte case inlined.
 func appendVarint(b []byte, v uint64) []byte {
@@ -650,36 +591,4 @@ func unescapedLen(s string) int {
 		}
 	}
 	return n
-}
-
-// appendLabelsSlow builds the pairs as WriteEncoded does and escapes them
-// as expfmt does. It allocates.
-func appendLabelsSlow(b []byte, tag byte, labels string, scheme model.EscapingScheme) []byte {
-	pairs := parseLabels(labels)
-	if scheme == model.UnderscoreEscaping {
-		// The rule every format applies to label names (labelSets.appendUnderscored).
-		pairs = underscoredLabels(labels)
-	}
-	for _, l := range pairs {
-		name, value := l.GetName(), l.GetValue()
-		if scheme != model.NoEscaping {
-			// model.EscapeMetricFamily's rule for the labels of a metric.
-			switch {
-			case name == model.MetricNameLabel:
-				if !model.LegacyValidation.IsValidMetricName(value) {
-					value = model.EscapeName(value, scheme)
-				}
-			case !model.LegacyValidation.IsValidMetricName(name):
-				name = model.EscapeName(name, scheme)
-			}
-		}
-		size := 1 + protowire.SizeBytes(len(name)) + 1 + protowire.SizeBytes(len(value))
-		b = append(b, tag)
-		b = protowire.AppendVarint(b, uint64(size))
-		b = append(b, tagPairName)
-		b = protowire.AppendString(b, name)
-		b = append(b, tagPairValue)
-		b = protowire.AppendString(b, value)
-	}
-	return b
 }

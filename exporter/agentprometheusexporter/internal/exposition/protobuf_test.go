@@ -179,7 +179,7 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	ts.add("names", store.KindGauge, `b="1",a="2"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `a="1",a="2"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `="1",1x="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a\="1"`, func(s *store.Series) {})
+	ts.add("names", store.KindGauge, `a\\="1"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `a="1"b="2"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, `a="x\"y",b="v\\"`, func(s *store.Series) {})
 	ts.add("names", store.KindGauge, ``, func(s *store.Series) {})
