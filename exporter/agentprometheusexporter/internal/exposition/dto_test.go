@@ -49,7 +49,7 @@ func TestUnderscoreEscapingJoinsNamesThatEscapeAlike(t *testing.T) {
 	var sets labelSets
 	var memo nameMemo
 	underscored := func(labels string) []*dto.LabelPair {
-		return parseLabels(string(sets.appendSet(nil, readPairs(labels), model.UnderscoreEscaping, &memo)))
+		return parseLabels(string(sets.appendSet(nil, readSet(looseSet(labels)), model.UnderscoreEscaping, &memo)))
 	}
 	got := map[string]string{}
 	for _, p := range underscored(`a_b="y",a.b="x",a:b="z",1x="w",__name..="n",caf\"é="q"`) {
@@ -57,7 +57,7 @@ func TestUnderscoreEscapingJoinsNamesThatEscapeAlike(t *testing.T) {
 	}
 	// Values join in the order of the original names, as parseLabels sorts them.
 	assert.Equal(t, map[string]string{"a_b": "x;z;y", "_x": "w", "exported___name__": "n", "caf__": "q"}, got)
-	assert.Equal(t, `a_b="x;y",c="z"`, string(sets.appendSet(nil, readPairs(`a.b="x",a_b="y",c="z"`), model.UnderscoreEscaping, &memo)))
+	assert.Equal(t, `a_b="x;y",c="z"`, string(sets.appendSet(nil, readSet(looseSet(`a.b="x",a_b="y",c="z"`)), model.UnderscoreEscaping, &memo)))
 	valid := parseLabels(`a="1",b="2"`)
 	assert.Equal(t, valid, underscored(`a="1",b="2"`), "legacy names are left alone")
 }

@@ -12,53 +12,33 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// pairReader reads the pairs of a label set in order, without allocating:
-// a series' set (store.LabelSet) or a set written as text (target_info,
-// exemplars: `a="x",b="y\"z"`). Names and values stay as stored, escaped as
+// pairReader reads the pairs of a series' label set (store.LabelSet) in
+// order, without allocating. Names and values stay as stored, escaped as
 // text-format label values (names are escaped alike when UTF-8 names are
 // allowed, see convert); unescape them with promtext.AppendUnescaped for
 // formats that carry raw strings. The strings it returns are the store's:
 // memos may keep them.
 type pairReader struct {
-	rest  string
-	names []string // of a series' set; rest then holds its values
-	set   bool
+	values string
+	names  []string
 }
 
-func readPairs(labels string) pairReader { return pairReader{rest: labels} }
-
 func readSet(labels store.LabelSet) pairReader {
-	return pairReader{rest: labels.Values, names: labels.Names.Names, set: true}
+	return pairReader{values: labels.Values, names: labels.Names.Names}
 }
 
 // next returns the next pair; ok is false at the end or on a malformed set,
 // which ends the pairs rather than the scrape.
 func (r *pairReader) next() (name, value string, ok bool) {
-	if r.set {
-		if len(r.names) == 0 {
-			return "", "", false
-		}
-		value, rest, ok := store.NextValue(r.rest)
-		if !ok {
-			r.names = nil
-			return "", "", false
-		}
-		name, r.names, r.rest = r.names[0], r.names[1:], rest
-		return name, value, true
-	}
-	s := r.rest
-	i := promtext.ClosingQuote(s, 0)
-	if i < 1 || s[i-1] != '=' {
-		r.rest = ""
+	if len(r.names) == 0 {
 		return "", "", false
 	}
-	j := promtext.ClosingQuote(s, i+1)
-	if j < 0 {
-		r.rest = ""
+	value, rest, ok := store.NextValue(r.values)
+	if !ok {
+		r.names = nil
 		return "", "", false
 	}
-	name, value = s[:i-1], s[i+1:j]
-	r.rest = strings.TrimPrefix(s[j+1:], ",")
+	name, r.names, r.values = r.names[0], r.names[1:], rest
 	return name, value, true
 }
 

@@ -90,23 +90,6 @@ func (ts *testStore) add(family string, kind store.Kind, labels string, fill fun
 	fill(s)
 }
 
-// looseSet makes a set the converter never makes, such as one of unsorted,
-// repeated or empty names, as the pair reader reads it: the writers must
-// still write what expfmt writes for it.
-func looseSet(labels string) store.LabelSet {
-	var names []string
-	var values []byte
-	for r := readPairs(labels); ; {
-		n, v, ok := r.next()
-		if !ok {
-			break
-		}
-		names = append(names, n)
-		values = store.AppendValue(values, v)
-	}
-	return store.LabelSet{Names: store.NewLabelNames(names), Values: string(values)}
-}
-
 var testBounds = &store.Bounds{Values: []float64{0.5, 1, 5}, Text: []string{"0.5", "1", "5"}}
 
 func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {

@@ -43,30 +43,3 @@ var legacyLabelByte = func() (t [256]uint8) {
 	t['_'] = 2
 	return t
 }()
-
-// PlainNames reports whether every name in a rendered label set
-// (`a="x",b="y\"z"`) is a legacy label name, reading the values only to
-// find where they end. A malformed set is not plain.
-func PlainNames(labels string) bool {
-	for i := 0; i < len(labels); {
-		start := i
-		for i < len(labels) && legacyLabelByte[labels[i]] != 0 {
-			i++
-		}
-		if i == start || legacyLabelByte[labels[start]] != 2 || i+1 >= len(labels) || labels[i] != '=' || labels[i+1] != '"' {
-			return false
-		}
-		end := ClosingQuote(labels, i+2)
-		if end < 0 {
-			return false
-		}
-		i = end + 1
-		if i < len(labels) {
-			if labels[i] != ',' || i+1 == len(labels) {
-				return false
-			}
-			i++
-		}
-	}
-	return true
-}
