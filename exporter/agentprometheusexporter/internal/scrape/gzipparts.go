@@ -87,9 +87,10 @@ func (g *gzipParts) End(w io.Writer) error {
 }
 
 // gzipPart deflates one part and checksums what it is given. Its deflate
-// writer (about 1 MiB of state) goes back to its pool when the part is
+// writer, most of a part's memory, goes back to its pool when the part is
 // closed: a protobuf family cut across hundreds of parts keeps them all
-// until its length is known, and each should hold only its deflated bytes.
+// until its length is known, and each should hold only its deflated bytes
+// (BENCHMARKS.md, "Design measurements").
 type gzipPart struct {
 	fw    *flate.Writer // from flateWriters[level] until Close
 	level int
