@@ -22,7 +22,7 @@ type Family struct {
 	series []*Series
 	// index maps a label-set hash to the series' position; overflow holds the
 	// rare series whose hash another label set already took.
-	index    map[uint64]int32
+	index    map[uint32]int32
 	overflow map[overflowKey]int32
 	// deleted counts the removals from index since it was last rebuilt: Go
 	// maps never shrink, and one that entries churn through keeps growing
@@ -69,7 +69,7 @@ func (f *Family) lock() {
 }
 
 // lookup finds a series by its labels; call with a lock held.
-func (f *Family) lookup(names *LabelNames, values []byte, hash uint64) (int32, bool) {
+func (f *Family) lookup(names *LabelNames, values []byte, hash uint32) (int32, bool) {
 	if i, ok := f.index[hash]; ok && f.series[i].Labels.is(names, values) {
 		return i, true
 	}
@@ -83,7 +83,7 @@ func (f *Family) lookup(names *LabelNames, values []byte, hash uint64) (int32, b
 // upsert returns the series with these labels, creating it when the limits
 // allow. The values are copied only when a series is created. Call with the
 // family locked.
-func (f *Family) upsert(names *LabelNames, values []byte, hash uint64, res *Resource, now int64) (*Series, Outcome) {
+func (f *Family) upsert(names *LabelNames, values []byte, hash uint32, res *Resource, now int64) (*Series, Outcome) {
 	if i, ok := f.lookup(names, values, hash); ok {
 		s := f.series[i]
 		s.updated = now
@@ -145,7 +145,7 @@ func (f *Family) remember(h *[]*Series, i int, s *Series) {
 }
 
 // delete removes the series with these labels, if any. Call with the family locked.
-func (f *Family) delete(names *LabelNames, values []byte, hash uint64) bool {
+func (f *Family) delete(names *LabelNames, values []byte, hash uint32) bool {
 	i, ok := f.lookup(names, values, hash)
 	if ok {
 		f.remove(i)
@@ -205,7 +205,7 @@ func (f *Family) compact() {
 	if f.deleted < 1024 || f.deleted < len(f.index) {
 		return
 	}
-	index := make(map[uint64]int32, len(f.index))
+	index := make(map[uint32]int32, len(f.index))
 	for h, i := range f.index {
 		index[h] = i
 	}

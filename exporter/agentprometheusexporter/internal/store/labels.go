@@ -122,21 +122,25 @@ func NextValue(values string) (value, rest string, ok bool) {
 	return values[size:end], values[end:], true
 }
 
-// hashSet is the hash of a set by its content.
-func hashSet(names *LabelNames, values []byte) uint64 {
-	return collide(xxhash.Sum64(values) ^ names.hash)
+// hashSet is the hash of a set by its content, folded to 32 bits: the key
+// of a family's index, whose entries then take half the room of 64-bit
+// keys. The rare sets whose folded hashes collide go to the overflow map.
+func hashSet(names *LabelNames, values []byte) uint32 {
+	return collide(fold(xxhash.Sum64(values) ^ names.hash))
 }
 
 // hashValues is hashSet of a stored set.
-func hashValues(names *LabelNames, values string) uint64 {
-	return collide(xxhash.Sum64String(values) ^ names.hash)
+func hashValues(names *LabelNames, values string) uint32 {
+	return collide(fold(xxhash.Sum64String(values) ^ names.hash))
 }
+
+func fold(h uint64) uint32 { return uint32(h ^ h>>32) }
 
 // allCollideForTests makes every set hash alike, so that tests reach the
 // paths of colliding sets. Never set outside tests.
 var allCollideForTests bool
 
-func collide(h uint64) uint64 {
+func collide(h uint32) uint32 {
 	if allCollideForTests {
 		return 42
 	}

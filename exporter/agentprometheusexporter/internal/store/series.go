@@ -97,7 +97,7 @@ func (s *Series) rareOnes() *rare {
 }
 
 // hash is the hash its family indexes the series by (hashSet).
-func (s *Series) hash() uint64 { return hashValues(s.Labels.Names, s.Labels.Values) }
+func (s *Series) hash() uint32 { return hashValues(s.Labels.Names, s.Labels.Values) }
 
 // Histogram holds cumulative bucket counts for the shared Bounds.
 type Histogram struct {

@@ -156,7 +156,7 @@ func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, o
 			f = &Family{
 				// Help goes into protobuf, which refuses invalid UTF-8.
 				Name: name, Help: strings.ToValidUTF8(help, "\uFFFD"), Unit: unit, Kind: kind, store: st,
-				index: map[uint64]int32{}, overflow: map[overflowKey]int32{}, hints: map[*Resource]*[]*Series{},
+				index: map[uint32]int32{}, overflow: map[overflowKey]int32{}, hints: map[*Resource]*[]*Series{},
 			}
 			st.families[name] = f
 			for _, c := range claims {
