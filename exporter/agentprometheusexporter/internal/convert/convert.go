@@ -175,6 +175,7 @@ type worker struct {
 	names  *store.LabelNames
 	values []byte
 	absent []byte
+	put    store.Labels // handed to the store (pointLabels)
 	tmpl   template
 	id     descriptors.Identity
 	last   *descriptors.Descriptor

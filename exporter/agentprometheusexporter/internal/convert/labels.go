@@ -63,6 +63,15 @@ func (w *worker) labels(f *store.Family, attrs pcommon.Map) bool {
 	return true
 }
 
+// pointLabels is the current point's label set as the store takes it.
+func (w *worker) pointLabels() *store.Labels {
+	w.put = store.Labels{Names: w.names, Own: w.values}
+	if w.names.Shared() != 0 {
+		w.put.Shared = w.tmpl.shared
+	}
+	return &w.put
+}
+
 // template is a descriptor's values with the current scope's base label
 // values filled in: runs of base values are literal bytes between the slots
 // of the point attributes. Every value is written after its length
@@ -72,6 +81,11 @@ type template struct {
 	pieces []piece
 	arena  []byte
 	group  []byte // scratch for one label's value
+	// shared holds the values of the labels the names mark shared, one
+	// string for every point rendered with the template (and every series
+	// created from them); sharedBuf is where they are rendered.
+	shared    *string
+	sharedBuf []byte
 	// absent marks the labels whose base values are empty, per label of the
 	// descriptor's names; any says that one is, and names are the names
 	// without them.
@@ -88,6 +102,8 @@ type piece struct {
 
 func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 	t.ok, t.pieces, t.arena, t.any = true, t.pieces[:0], t.arena[:0], false
+	t.sharedBuf = t.sharedBuf[:0]
+	sharedMask := d.Names.Shared()
 	t.absent = append(t.absent[:0], make([]byte, len(d.Names.Names))...)
 	litStart := -1
 	flush := func() {
@@ -123,6 +139,13 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 			t.absent[st.Label], t.any = 1, true // an empty label is an absent one
 			continue
 		}
+		if st.Label < 64 && sharedMask&(1<<st.Label) != 0 {
+			flush()
+			var at int
+			t.sharedBuf, at = store.OpenValue(t.sharedBuf)
+			t.sharedBuf = store.CloseValue(append(t.sharedBuf, group...), at)
+			continue
+		}
 		if litStart < 0 {
 			litStart = len(t.arena)
 		}
@@ -134,6 +157,13 @@ func (t *template) compile(d *descriptors.Descriptor, base []baseLabel) {
 	t.names = d.Names
 	if t.any {
 		t.names = d.Reduced(t.absent)
+	}
+	switch {
+	case len(t.sharedBuf) == 0:
+		t.shared = nil
+	case t.shared == nil || *t.shared != string(t.sharedBuf):
+		shared := string(t.sharedBuf)
+		t.shared = &shared
 	}
 }
 
@@ -287,8 +317,31 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 		}
 		desc.Steps[i] = descriptors.Step{Label: len(names) - 1, Joined: joined, Source: p.source}
 	}
-	desc.Names = store.NewLabelNames(names)
+	desc.Names = store.NewSharedLabelNames(names, sharedLabels(desc.Steps))
 	return desc
+}
+
+// sharedLabels marks the labels whose values come from base labels alone:
+// every series of a resource and scope has them alike, and the template
+// renders them once (store.LabelSet.Shared). None when a point attribute
+// shares a label with another name, which the template does not render.
+func sharedLabels(steps []descriptors.Step) uint64 {
+	var shared, attrs uint64
+	for i, st := range steps {
+		if st.Label >= 64 {
+			continue
+		}
+		bit := uint64(1) << st.Label
+		if st.Source >= 0 {
+			if st.Joined || i+1 < len(steps) && steps[i+1].Joined {
+				return 0
+			}
+			attrs |= bit
+		} else {
+			shared |= bit
+		}
+	}
+	return shared &^ attrs
 }
 
 // targetInfo sets the target_info labels of the current resource: every

@@ -107,7 +107,7 @@ func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator
 // upsert finds or creates the series of the point's labels at the next
 // position, counting what happened.
 func (w *worker) upsert() (*store.Series, store.Outcome) {
-	s, outcome := w.wr.Put(w.names, w.values)
+	s, outcome := w.wr.Put(w.pointLabels())
 	switch outcome {
 	case store.Created:
 		w.stats.Created++
@@ -141,7 +141,7 @@ func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPoi
 	}
 	if flags.NoRecordedValue() {
 		// The series ended: remove it alone, not the rest of the metric.
-		if w.wr.Delete(w.names, w.values) {
+		if w.wr.Delete(w.pointLabels()) {
 			w.stats.Removed++
 		}
 		return nil, false

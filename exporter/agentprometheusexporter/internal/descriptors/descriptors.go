@@ -76,12 +76,16 @@ func (d *Descriptor) Reduced(absent []byte) *store.LabelNames {
 		return n
 	}
 	names := make([]string, 0, len(d.Names.Names))
+	var shared uint64
 	for i, name := range d.Names.Names {
 		if absent[i] == 0 {
+			if i < 64 && len(names) < 64 && d.Names.Shared()&(1<<i) != 0 {
+				shared |= 1 << len(names)
+			}
 			names = append(names, name)
 		}
 	}
-	n := store.NewLabelNames(names)
+	n := store.NewSharedLabelNames(names, shared)
 	if len(d.reduced) < maxReduced {
 		if d.reduced == nil {
 			d.reduced = map[string]*store.LabelNames{}

@@ -19,12 +19,12 @@ import (
 // formats that carry raw strings. The strings it returns are the store's:
 // memos may keep them.
 type pairReader struct {
-	values string
+	values store.Cursor
 	names  []string
 }
 
 func readSet(labels store.LabelSet) pairReader {
-	return pairReader{values: labels.Values, names: labels.Names.Names}
+	return pairReader{values: labels.Cursor(), names: labels.Names.Names}
 }
 
 // next returns the next pair; ok is false at the end or on a malformed set,
@@ -33,12 +33,12 @@ func (r *pairReader) next() (name, value string, ok bool) {
 	if len(r.names) == 0 {
 		return "", "", false
 	}
-	value, rest, ok := store.NextValue(r.values)
+	value, ok = r.values.Next()
 	if !ok {
 		r.names = nil
 		return "", "", false
 	}
-	name, r.names, r.values = r.names[0], r.names[1:], rest
+	name, r.names = r.names[0], r.names[1:]
 	return name, value, true
 }
 

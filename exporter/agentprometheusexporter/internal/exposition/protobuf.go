@@ -508,13 +508,12 @@ func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 	// appendSetPairs written out: the hot path of a protobuf scrape is
 	// measurably faster without the call (BenchmarkWriteProtobuf,
 	// writer=direct; BENCHMARKS.md, "Design measurements").
-	v := set.Values
+	c := set.Cursor()
 	for _, name := range set.Names.Names {
-		value, rest, ok := store.NextValue(v)
+		value, ok := c.Next()
 		if !ok {
 			break
 		}
-		v = rest
 		n := len(value)
 		if strings.IndexByte(value, '\\') >= 0 {
 			n = unescapedLen(value)
@@ -555,13 +554,12 @@ func (t *writer) pbPairs(b []byte, tag byte, set store.LabelSet, scheme model.Es
 // appendSetPairs appends the pairs of a set whose names go out as stored
 // (directNames) as LabelPair fields with the given tag.
 func appendSetPairs(b []byte, tag byte, set store.LabelSet) []byte {
-	v := set.Values
+	c := set.Cursor()
 	for _, name := range set.Names.Names {
-		value, rest, ok := store.NextValue(v)
+		value, ok := c.Next()
 		if !ok {
 			break
 		}
-		v = rest
 		n := len(value)
 		if strings.IndexByte(value, '\\') >= 0 {
 			n = unescapedLen(value)

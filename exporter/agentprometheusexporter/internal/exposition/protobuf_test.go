@@ -84,7 +84,7 @@ func (ts *testStore) add(family string, kind store.Kind, labels string, fill fun
 	if !ok {
 		set = looseSet(labels)
 	}
-	s, out := w.Put(set.Names, []byte(set.Values))
+	s, out := w.Put(&store.Labels{Names: set.Names, Own: []byte(set.Values)})
 	require.Equal(ts.t, store.Created, out, labels)
 	s.Timestamp = 1_700_000_000_123_456_789
 	fill(s)

@@ -2,7 +2,6 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 
 import (
 	"slices"
-	"strings"
 )
 
 // A departure is what a gateway of a fleet does with a resource that another
@@ -56,28 +55,32 @@ func (st *Store) DropHeld(r *Resource, through int64) int {
 // each family's lock for at most a chunk of them at a time, and returns how
 // many it removed. remove runs with the series' family locked.
 func (st *Store) removeMembers(r *Resource, remove func(*Series) bool) int {
+	type group struct {
+		f       *Family
+		members []*Series
+	}
 	r.mu.Lock()
-	members := slices.Clone(r.members)
+	groups := make([]group, 0, len(r.members))
+	for f, members := range r.members {
+		groups = append(groups, group{f, slices.Clone(members)})
+	}
 	r.mu.Unlock()
 	// A family's series together: one lock hold per family and chunk.
-	slices.SortFunc(members, func(a, b *Series) int { return strings.Compare(a.family.Name, b.family.Name) })
 	removed := 0
-	for len(members) > 0 {
-		f := members[0].family
-		n := 1
-		for n < len(members) && n < chunk && members[n].family == f {
-			n++
-		}
-		f.lock()
-		for _, s := range members[:n] {
-			// Removed meanwhile (expired, ended) or already moved on.
-			if !s.removed && remove(s) {
-				f.remove(s.index)
-				removed++
+	for _, g := range groups {
+		for members := g.members; len(members) > 0; {
+			n := min(len(members), chunk)
+			g.f.lock()
+			for _, s := range members[:n] {
+				// Removed meanwhile (expired, ended) or already moved on.
+				if !s.removed && remove(s) {
+					g.f.remove(s.index)
+					removed++
+				}
 			}
+			g.f.mu.Unlock()
+			members = members[n:]
 		}
-		f.mu.Unlock()
-		members = members[n:]
 	}
 	return removed
 }

@@ -30,11 +30,13 @@ func membersOf(r *Resource) []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var out []string
-	for i, s := range r.members {
-		if int(s.member) != i {
-			out = append(out, fmt.Sprintf("member %d says it is at %d", i, s.member))
+	for f, members := range r.members {
+		for i, s := range members {
+			if int(s.member) != i {
+				out = append(out, fmt.Sprintf("member %d says it is at %d", i, s.member))
+			}
+			out = append(out, f.Name+"{"+s.Labels.Text()+"}")
 		}
-		out = append(out, s.family.Name+"{"+s.Labels.Text()+"}")
 	}
 	slices.Sort(out)
 	return out

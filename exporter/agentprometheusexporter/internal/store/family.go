@@ -69,12 +69,12 @@ func (f *Family) lock() {
 }
 
 // lookup finds a series by its labels; call with a lock held.
-func (f *Family) lookup(names *LabelNames, values []byte, hash uint32) (int32, bool) {
-	if i, ok := f.index[hash]; ok && f.series[i].Labels.is(names, values) {
+func (f *Family) lookup(l *Labels, hash uint32) (int32, bool) {
+	if i, ok := f.index[hash]; ok && f.series[i].Labels.is(l) {
 		return i, true
 	}
 	if len(f.overflow) > 0 {
-		i, ok := f.overflow[overflowKey{names.key, string(values)}]
+		i, ok := f.overflow[l.overflowKey()]
 		return i, ok
 	}
 	return 0, false
@@ -83,8 +83,8 @@ func (f *Family) lookup(names *LabelNames, values []byte, hash uint32) (int32, b
 // upsert returns the series with these labels, creating it when the limits
 // allow. The values are copied only when a series is created. Call with the
 // family locked.
-func (f *Family) upsert(names *LabelNames, values []byte, hash uint32, res *Resource, now int64) (*Series, Outcome) {
-	if i, ok := f.lookup(names, values, hash); ok {
+func (f *Family) upsert(l *Labels, hash uint32, res *Resource, now int64) (*Series, Outcome) {
+	if i, ok := f.lookup(l, hash); ok {
 		s := f.series[i]
 		s.updated = now
 		return s, Updated
@@ -101,7 +101,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint32, res *Reso
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: LabelSet{Names: names, Values: string(values)}, index: int32(len(f.series)), family: f, Resource: res, updated: now, born: st.births.Add(1)}
+	s := &Series{Labels: LabelSet{Names: l.Names, Shared: l.Shared, Values: string(l.Own)}, index: int32(len(f.series)), Resource: res, updated: now, born: st.births.Add(1)}
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {
@@ -109,7 +109,7 @@ func (f *Family) upsert(names *LabelNames, values []byte, hash uint32, res *Reso
 	}
 	f.series = append(f.series, s)
 	f.hold(res, 1)
-	res.join(s)
+	res.join(f, s)
 	return s, Created
 }
 
@@ -125,9 +125,9 @@ func (f *Family) hintsOf(res *Resource) *[]*Series {
 
 // reuse returns the series hinted at position i when it still exists and has
 // these labels, marking it updated. Call with the family locked.
-func (f *Family) reuse(h *[]*Series, i int, names *LabelNames, values []byte, now int64) *Series {
+func (f *Family) reuse(h *[]*Series, i int, l *Labels, now int64) *Series {
 	if i < len(*h) {
-		if s := (*h)[i]; s != nil && !s.removed && s.Labels.is(names, values) {
+		if s := (*h)[i]; s != nil && !s.removed && s.Labels.is(l) {
 			s.updated = now
 			return s
 		}
@@ -145,8 +145,8 @@ func (f *Family) remember(h *[]*Series, i int, s *Series) {
 }
 
 // delete removes the series with these labels, if any. Call with the family locked.
-func (f *Family) delete(names *LabelNames, values []byte, hash uint32) bool {
-	i, ok := f.lookup(names, values, hash)
+func (f *Family) delete(l *Labels, hash uint32) bool {
+	i, ok := f.lookup(l, hash)
 	if ok {
 		f.remove(i)
 	}
@@ -190,7 +190,7 @@ func (f *Family) remove(i int32) {
 	f.series[last] = nil
 	f.series = f.series[:last]
 	s.removed = true
-	s.Resource.leave(s)
+	s.Resource.leave(f, s)
 	f.hold(s.Resource, -1)
 	s.Resource.series.Add(-1)
 	f.store.total.Add(-1)

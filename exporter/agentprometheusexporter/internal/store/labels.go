@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"strings"
+	"unsafe"
 
 	"github.com/cespare/xxhash/v2"
 
@@ -26,6 +27,11 @@ type LabelNames struct {
 
 	key  string // the names, each followed by '"': the set's identity
 	hash uint64 // of key
+	// shared marks the labels (bit i for name i) whose values a set keeps
+	// in LabelSet.Shared: the labels every series of a resource has alike
+	// (job, instance, resource and scope labels). Not part of the identity:
+	// two sets of the same names are the same set however they keep values.
+	shared uint64
 	// open is what the text formats write before each value: `name="` for
 	// the first, `",name="` for the others, with the quote that ends the
 	// value before.
@@ -33,8 +39,17 @@ type LabelNames struct {
 }
 
 // NewLabelNames makes the set of names; names must be sorted and distinct.
-func NewLabelNames(names []string) *LabelNames {
-	n := &LabelNames{Names: names, Plain: true, open: make([]string, len(names))}
+// Its sets keep every value in LabelSet.Values.
+func NewLabelNames(names []string) *LabelNames { return NewSharedLabelNames(names, 0) }
+
+// NewSharedLabelNames makes the set of names whose sets keep the values of
+// the labels marked in shared (bit i for name i, names beyond the 64th
+// never) in LabelSet.Shared, so that the series of a resource share them.
+func NewSharedLabelNames(names []string, shared uint64) *LabelNames {
+	if len(names) < 64 {
+		shared &= 1<<len(names) - 1
+	}
+	n := &LabelNames{Names: names, Plain: true, open: make([]string, len(names)), shared: shared}
 	var key strings.Builder
 	for i, name := range names {
 		key.WriteString(name)
@@ -54,6 +69,10 @@ func NewLabelNames(names []string) *LabelNames {
 // made of the same names (a descriptor evicted and built again).
 func (n *LabelNames) Same(o *LabelNames) bool { return n == o || n.key == o.key }
 
+// Shared is the mask of the labels whose values the set's series share
+// (NewSharedLabelNames).
+func (n *LabelNames) Shared() uint64 { return n.shared }
+
 // LabelSet is the labels of a series: its names and its values. Values
 // holds each value, escaped as in the text formats, after its length as a
 // uvarint, in the order of the names (AppendValue). A label whose value is
@@ -64,9 +83,80 @@ func (n *LabelNames) Same(o *LabelNames) bool { return n == o || n.key == o.key 
 // writes every set as text, and finding where each value ends took more
 // than a third of a text scrape's time (promtext.ClosingQuote per value,
 // BenchmarkWriteText); a length byte is as small as the quote.
+//
+// The values of the labels the names mark shared (LabelNames.Shared) are
+// in Shared instead, alike: one string for the series of a resource, which
+// would otherwise each hold a copy of its job, instance and resource labels.
+// Cursor walks both in the order of the names.
 type LabelSet struct {
 	Names  *LabelNames
+	Shared *string // nil when the names mark no label shared
 	Values string
+}
+
+// Labels is a point's label set as a Writer is given it: Own holds the
+// values that LabelSet.Values will, Shared those of the labels Names marks
+// shared, one string the caller keeps for every point that has them, and
+// which the series it creates keep as it is.
+type Labels struct {
+	Names  *LabelNames
+	Shared *string
+	Own    []byte
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// Cursor walks the values of a set in the order of its names.
+type Cursor struct {
+	shared, own string
+	mask        uint64
+}
+
+// Cursor returns a cursor at the set's first value.
+func (s LabelSet) Cursor() Cursor { return Cursor{deref(s.Shared), s.Values, s.Names.shared} }
+
+// Next returns the next value, escaped as stored; ok is false at the end
+// or when the values are not as AppendValue writes them. A value of fewer
+// than 128 bytes is read here, any other by NextValue: the writers call
+// Next once per label of every series they write.
+func (c *Cursor) Next() (value string, ok bool) {
+	from := &c.own
+	if c.mask&1 != 0 {
+		from = &c.shared
+	}
+	c.mask >>= 1
+	v := *from
+	if v != "" && v[0] < 0x80 {
+		end := 1 + int(v[0])
+		if end > len(v) {
+			return "", false
+		}
+		*from = v[end:]
+		return v[1:end], true
+	}
+	value, *from, ok = NextValue(v)
+	return value, ok
+}
+
+// nextEncoded is the next value's encoded bytes: its length, then itself.
+func (c *Cursor) nextEncoded() (encoded string, ok bool) {
+	from := &c.own
+	if c.mask&1 != 0 {
+		from = &c.shared
+	}
+	c.mask >>= 1
+	_, rest, ok := NextValue(*from)
+	if !ok {
+		return "", false
+	}
+	encoded = (*from)[:len(*from)-len(rest)]
+	*from = rest
+	return encoded, true
 }
 
 // OpenValue begins a value of a set's Values at the end of b; append the
@@ -125,14 +215,30 @@ func NextValue(values string) (value, rest string, ok bool) {
 // hashSet is the hash of a set by its content, folded to 32 bits: the key
 // of a family's index, whose entries then take half the room of 64-bit
 // keys. The rare sets whose folded hashes collide go to the overflow map.
-func hashSet(names *LabelNames, values []byte) uint32 {
-	return collide(fold(xxhash.Sum64(values) ^ names.hash))
+// It is the hash of the values laid end to end in the order of the names,
+// however the set keeps them (LabelSet.Shared).
+func hashSet(names *LabelNames, shared, own string) uint32 {
+	if names.shared == 0 {
+		return collide(fold(xxhash.Sum64String(own) ^ names.hash))
+	}
+	var d xxhash.Digest
+	d.Reset()
+	c := Cursor{shared, own, names.shared}
+	for range names.Names {
+		encoded, ok := c.nextEncoded()
+		if !ok {
+			break
+		}
+		_, _ = d.WriteString(encoded)
+	}
+	return collide(fold(d.Sum64() ^ names.hash))
 }
 
-// hashValues is hashSet of a stored set.
-func hashValues(names *LabelNames, values string) uint32 {
-	return collide(fold(xxhash.Sum64String(values) ^ names.hash))
+func (l *Labels) hash() uint32 {
+	return hashSet(l.Names, deref(l.Shared), unsafe.String(unsafe.SliceData(l.Own), len(l.Own)))
 }
+
+func (s *LabelSet) hash() uint32 { return hashSet(s.Names, deref(s.Shared), s.Values) }
 
 func fold(h uint64) uint32 { return uint32(h ^ h>>32) }
 
@@ -147,14 +253,33 @@ func collide(h uint32) uint32 {
 	return h
 }
 
-// is reports whether s is the set of names and values.
-func (s *LabelSet) is(names *LabelNames, values []byte) bool {
-	return s.Values == string(values) && s.Names.Same(names)
+// is reports whether s is the set l.
+func (s *LabelSet) is(l *Labels) bool {
+	if s.Names == l.Names {
+		return s.Values == string(l.Own) && (s.Shared == l.Shared || deref(s.Shared) == deref(l.Shared))
+	}
+	if !s.Names.Same(l.Names) {
+		return false
+	}
+	// The same names, their values kept apart otherwise: value by value.
+	a := s.Cursor()
+	b := Cursor{deref(l.Shared), unsafe.String(unsafe.SliceData(l.Own), len(l.Own)), l.Names.shared}
+	for range s.Names.Names {
+		x, okx := a.Next()
+		y, oky := b.Next()
+		if okx != oky || x != y {
+			return false
+		}
+	}
+	return a.shared == "" && a.own == "" && b.shared == "" && b.own == ""
 }
 
 // AppendText appends the set as the text formats write it, without braces:
 // `a="x",b="y"`. It is the hot path of every scrape, once per series.
 func (s LabelSet) AppendText(b []byte) []byte {
+	if s.Names.shared != 0 {
+		return s.appendTextShared(b)
+	}
 	v := s.Values
 	for i, open := range s.Names.open {
 		value, rest, ok := NextValue(v)
@@ -174,17 +299,54 @@ func (s LabelSet) AppendText(b []byte) []byte {
 	return b
 }
 
+// appendTextShared is AppendText of a set with shared values. A value of
+// fewer than 128 bytes is read in the loop, without a call: the loop is
+// the hot path of every text scrape (BenchmarkWriteText).
+func (s LabelSet) appendTextShared(b []byte) []byte {
+	shared, own, mask := deref(s.Shared), s.Values, s.Names.shared
+	for i, open := range s.Names.open {
+		v := own
+		if mask&1 != 0 {
+			v = shared
+		}
+		var value string
+		if v != "" && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
+			end := 1 + int(v[0])
+			value, v = v[1:end], v[end:]
+		} else {
+			var ok bool
+			if value, v, ok = NextValue(v); !ok {
+				if i == 0 {
+					return b
+				}
+				break // not made by the store: ends the set
+			}
+		}
+		if mask&1 != 0 {
+			shared = v
+		} else {
+			own = v
+		}
+		mask >>= 1
+		b = append(b, open...)
+		b = append(b, value...)
+	}
+	if len(s.Names.open) > 0 {
+		b = append(b, '"')
+	}
+	return b
+}
+
 // All yields the pairs of the set, name and value, both escaped as they are
 // stored; promtext.AppendUnescaped undoes the escaping.
 func (s LabelSet) All() iter.Seq2[string, string] {
 	return func(yield func(name, value string) bool) {
-		v := s.Values
+		c := s.Cursor()
 		for _, name := range s.Names.Names {
-			value, rest, ok := NextValue(v)
+			value, ok := c.Next()
 			if !ok || !yield(name, value) {
 				return
 			}
-			v = rest
 		}
 	}
 }
@@ -193,7 +355,7 @@ func (s LabelSet) All() iter.Seq2[string, string] {
 // before the longer sets it begins: the order of target_info's series in
 // every format, found without writing the sets.
 func CompareSets(a, b LabelSet) int {
-	av, bv := a.Values, b.Values
+	ac, bc := a.Cursor(), b.Cursor()
 	for i := 0; ; i++ {
 		an, bn := i < len(a.Names.Names), i < len(b.Names.Names)
 		switch {
@@ -207,12 +369,11 @@ func CompareSets(a, b LabelSet) int {
 		if c := strings.Compare(a.Names.Names[i], b.Names.Names[i]); c != 0 {
 			return c
 		}
-		x, arest, _ := NextValue(av)
-		y, brest, _ := NextValue(bv)
+		x, _ := ac.Next()
+		y, _ := bc.Next()
 		if c := strings.Compare(x, y); c != 0 {
 			return c
 		}
-		av, bv = arest, brest
 	}
 }
 
@@ -255,4 +416,27 @@ func ParseLabels(labels string) (s LabelSet, ok bool) {
 // overflowKey is a set as a map key, by content.
 type overflowKey struct{ names, values string }
 
-func (s *LabelSet) overflowKey() overflowKey { return overflowKey{s.Names.key, s.Values} }
+func (s *LabelSet) overflowKey() overflowKey {
+	return overflowKey{s.Names.key, logicalValues(s.Names, deref(s.Shared), s.Values)}
+}
+
+func (l *Labels) overflowKey() overflowKey {
+	return overflowKey{l.Names.key, logicalValues(l.Names, deref(l.Shared), string(l.Own))}
+}
+
+// logicalValues lays a set's values end to end in the order of its names.
+func logicalValues(names *LabelNames, shared, own string) string {
+	if names.shared == 0 {
+		return own
+	}
+	var b strings.Builder
+	c := Cursor{shared, own, names.shared}
+	for range names.Names {
+		encoded, ok := c.nextEncoded()
+		if !ok {
+			break
+		}
+		b.WriteString(encoded)
+	}
+	return b.String()
+}

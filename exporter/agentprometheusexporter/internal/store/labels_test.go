@@ -9,23 +9,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// parsed returns the names and values of a set written as text.
-func parsed(t testing.TB, labels string) (*LabelNames, []byte) {
+// parsed returns a set written as text, as a Writer is given it.
+func parsed(t testing.TB, labels string) *Labels {
 	t.Helper()
 	s, ok := ParseLabels(labels)
 	require.True(t, ok, labels)
-	return s.Names, []byte(s.Values)
+	return &Labels{Names: s.Names, Own: []byte(s.Values)}
 }
 
 // upsertText upserts the series of a set written as text.
 func upsertText(t testing.TB, f *Family, labels string, res *Resource, now int64) (*Series, Outcome) {
-	names, values := parsed(t, labels)
-	return f.upsert(names, values, hashSet(names, values), res, now)
+	l := parsed(t, labels)
+	return f.upsert(l, l.hash(), res, now)
 }
 
 func deleteText(t testing.TB, f *Family, labels string) bool {
-	names, values := parsed(t, labels)
-	return f.delete(names, values, hashSet(names, values))
+	l := parsed(t, labels)
+	return f.delete(l, l.hash())
 }
 
 func TestLabelSetTextRoundTrips(t *testing.T) {

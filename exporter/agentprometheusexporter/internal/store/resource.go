@@ -19,11 +19,12 @@ type Resource struct {
 	updated    atomic.Int64 // store clock at the last batch from this resource
 	card       resourceCounts
 
-	// members are the resource's series in no order (Series.member is each
-	// one's position), so that a departure finds them without a walk of
-	// every family. Taken after a family's lock, never before.
+	// members are the resource's series by family, in no order
+	// (Series.member is each one's position), so that a departure finds
+	// them without a walk of every family; a series need not point to its
+	// family. Taken after a family's lock, never before.
 	mu      sync.Mutex
-	members []*Series
+	members map[*Family][]*Series
 }
 
 // ID names a resource in the messages between gateways of a fleet: a hash
@@ -39,26 +40,34 @@ func IDOf(key []byte) ID {
 // ID is the resource's ID.
 func (r *Resource) ID() ID { return r.id }
 
-// join adds s to the resource's members. Call with s's family locked.
-func (r *Resource) join(s *Series) {
+// join adds s, of family f, to the resource's members. Call with f locked.
+func (r *Resource) join(f *Family, s *Series) {
 	r.mu.Lock()
-	s.member = int32(len(r.members))
-	r.members = append(r.members, s)
+	if r.members == nil {
+		r.members = map[*Family][]*Series{}
+	}
+	s.member = int32(len(r.members[f]))
+	r.members[f] = append(r.members[f], s)
 	r.mu.Unlock()
 }
 
-// leave takes s out of the resource's members by moving the last member into
-// its place. Call with s's family locked.
-func (r *Resource) leave(s *Series) {
+// leave takes s, of family f, out of the resource's members by moving the
+// last member of f into its place. Call with f locked.
+func (r *Resource) leave(f *Family, s *Series) {
 	r.mu.Lock()
-	last := int32(len(r.members) - 1)
+	members := r.members[f]
+	last := int32(len(members) - 1)
 	if i := s.member; i != last {
-		moved := r.members[last]
+		moved := members[last]
 		moved.member = i
-		r.members[i] = moved
+		members[i] = moved
 	}
-	r.members[last] = nil
-	r.members = r.members[:last]
+	members[last] = nil
+	if last == 0 {
+		delete(r.members, f)
+	} else {
+		r.members[f] = members[:last]
+	}
 	r.mu.Unlock()
 }
 
@@ -73,7 +82,7 @@ func (r *Resource) TargetInfo() (labels LabelSet, ok bool) {
 // SetTargetInfo replaces the target_info labels with names and values (as
 // AppendValue writes them) when they changed; it keeps neither.
 func (r *Resource) SetTargetInfo(names *LabelNames, values []byte) {
-	if p := r.targetInfo.Load(); p != nil && p.is(names, values) {
+	if p := r.targetInfo.Load(); p != nil && p.is(&Labels{Names: names, Own: values}) {
 		return
 	}
 	r.targetInfo.Store(&LabelSet{Names: names, Values: string(values)})

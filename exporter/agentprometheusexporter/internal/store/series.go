@@ -10,7 +10,6 @@ type Series struct {
 	// Labels is the series' identity in its family: its label names,
 	// shared with the other series of those names, and its own values.
 	Labels   LabelSet
-	family   *Family
 	Resource *Resource
 	born     uint64 // the store's birth number of the series (Store.Horizon)
 	updated  int64  // store clock at the last update, unix nanoseconds
@@ -97,7 +96,7 @@ func (s *Series) rareOnes() *rare {
 }
 
 // hash is the hash its family indexes the series by (hashSet).
-func (s *Series) hash() uint32 { return hashValues(s.Labels.Names, s.Labels.Values) }
+func (s *Series) hash() uint32 { return s.Labels.hash() }
 
 // Histogram holds cumulative bucket counts for the shared Bounds.
 type Histogram struct {

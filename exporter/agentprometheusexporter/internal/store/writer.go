@@ -36,16 +36,16 @@ func (st *Store) Write(w *Writer, name string, kind Kind, help, unit string, res
 // Family is the family being written.
 func (w *Writer) Family() *Family { return w.f }
 
-// Put returns the series of the next point, with these label names and
-// values (as LabelSet.Values holds them), creating it when the limits allow
-// (see Outcome); the values are copied only then.
-func (w *Writer) Put(names *LabelNames, values []byte) (*Series, Outcome) {
+// Put returns the series of the next point, with these labels, creating it
+// when the limits allow (see Outcome); the values are copied only then, and
+// the series keeps l.Shared as it is.
+func (w *Writer) Put(l *Labels) (*Series, Outcome) {
 	pos := w.pos
 	w.pos++
-	if s := w.f.reuse(w.hints, pos, names, values, w.now); s != nil {
+	if s := w.f.reuse(w.hints, pos, l, w.now); s != nil {
 		return s, Updated
 	}
-	s, outcome := w.f.upsert(names, values, hashSet(names, values), w.res, w.now)
+	s, outcome := w.f.upsert(l, l.hash(), w.res, w.now)
 	w.f.remember(w.hints, pos, s)
 	return s, outcome
 }
@@ -56,9 +56,9 @@ func (w *Writer) Skip() { w.pos++ }
 
 // Delete removes the series of the next point, if any: the point said the
 // series ended.
-func (w *Writer) Delete(names *LabelNames, values []byte) bool {
+func (w *Writer) Delete(l *Labels) bool {
 	w.pos++
-	return w.f.delete(names, values, hashSet(names, values))
+	return w.f.delete(l, l.hash())
 }
 
 // Close releases the family.

@@ -68,3 +68,48 @@ func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
 	assert.Equal(t, RefusedMaxSeries, out)
 	w.Close()
 }
+
+// A set is one series however its values are kept: shared or not, under
+// one set of names or another of the same names.
+func TestSharedValuesAreTheSameSeries(t *testing.T) {
+	st := New(10, 10, Claims{})
+	res := st.Resource([]byte("j\xffi"), 0)
+	names := []string{"a", "b", "c", "d"}
+	sharedBD := NewSharedLabelNames(names, 0b1010)
+	shared := string(AppendValue(AppendValue(nil, "2"), "4"))
+	own := AppendValue(AppendValue(nil, "1"), "3")
+	plain := &Labels{Names: NewLabelNames(names), Own: AppendValue(AppendValue(AppendValue(AppendValue(nil, "1"), "2"), "3"), "4")}
+	split := &Labels{Names: sharedBD, Shared: &shared, Own: own}
+	otherCopy := shared
+	again := &Labels{Names: sharedBD, Shared: &otherCopy, Own: own}
+
+	assert.Equal(t, plain.hash(), split.hash(), "the hash is of the values in name order")
+	var w Writer
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 1))
+	s, out := w.Put(split)
+	require.Equal(t, Created, out)
+	w.Skip() // no position hint for the next two
+	byPlain, out := w.Put(plain)
+	assert.Equal(t, Updated, out)
+	assert.Same(t, s, byPlain)
+	w.Close()
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 2))
+	w.Skip()
+	w.Skip()
+	w.Skip()
+	byCopy, out := w.Put(again)
+	assert.Equal(t, Updated, out)
+	assert.Same(t, s, byCopy)
+	w.Close()
+
+	assert.Equal(t, `a="1",b="2",c="3",d="4"`, s.Labels.Text())
+	var pairs []string
+	for name, value := range s.Labels.All() {
+		pairs = append(pairs, name+"="+value)
+	}
+	assert.Equal(t, []string{"a=1", "b=2", "c=3", "d=4"}, pairs)
+	assert.Zero(t, CompareSets(s.Labels, LabelSet{Names: plain.Names, Values: string(plain.Own)}))
+	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
+	assert.True(t, w.Delete(plain), "deleted by the same labels kept otherwise")
+	w.Close()
+}
