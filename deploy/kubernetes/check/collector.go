@@ -341,8 +341,9 @@ type Sizing struct {
 
 const (
 	mib = 1 << 20
-	// BytesPerSeries is what the exporter holds per series: 383-389 B measured
-	// (BENCHMARKS.md "Retained memory"), ~400 B in the README's sizing rule.
+	// BytesPerSeries bounds what the exporter holds per series: about 240 B
+	// measured with the bench workload (BENCHMARKS.md "Retained memory"), more
+	// for longer label sets; ~400 B in the README's sizing rule.
 	BytesPerSeries = 400
 	// SeriesShareOfSoftLimit: a full series store may take at most this share of
 	// memory_limiter's soft limit; the rest is for OTLP requests in flight, grpcstats'
