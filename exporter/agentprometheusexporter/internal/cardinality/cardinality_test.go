@@ -142,7 +142,7 @@ func TestScanSpreadsOverTheFamily(t *testing.T) {
 		require.True(t, st.Write(&w, "g", store.KindGauge, "", "", res, 1))
 		for i := range per {
 			set, _ := store.ParseLabels(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i))
-			w.Put(&store.Labels{Names: set.Names, Own: []byte(set.Values)})
+			w.Put(set.Labels())
 		}
 		f = w.Family()
 		w.Close()

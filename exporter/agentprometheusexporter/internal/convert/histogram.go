@@ -214,7 +214,7 @@ func (w *worker) exemplars(dst []store.Exemplar, src pmetric.ExemplarSlice) []st
 		if !trace.IsEmpty() {
 			values = appendHexValue(values, trace[:])
 		}
-		labels := store.LabelSet{Names: store.ExemplarNames(!span.IsEmpty(), !trace.IsEmpty()), Values: string(values)}
+		labels := store.NewLabelSet(store.ExemplarNames(!span.IsEmpty(), !trace.IsEmpty()), values)
 		dst = append(dst, store.Exemplar{Labels: labels, Value: v, Timestamp: int64(e.Timestamp())})
 	}
 	return dst

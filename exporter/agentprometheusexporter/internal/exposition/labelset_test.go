@@ -54,7 +54,7 @@ func TestPairReaderDoesNotAllocate(t *testing.T) {
 }
 
 func TestPairReaderStopsAtTruncatedValues(t *testing.T) {
-	r := readSet(store.LabelSet{Names: store.NewLabelNames([]string{"a", "b"}), Values: "\x01x\x05ab"})
+	r := readSet(store.NewLabelSet(store.NewLabelNames([]string{"a", "b"}), []byte("\x01x\x05ab")))
 	name, value, ok := r.next()
 	assert.True(t, ok)
 	assert.Equal(t, [2]string{"a", "x"}, [2]string{name, value})
@@ -84,5 +84,5 @@ func looseSet(labels string) store.LabelSet {
 		values = store.AppendValue(values, s[i+1:j])
 		s = strings.TrimPrefix(s[j+1:], ",")
 	}
-	return store.LabelSet{Names: store.NewLabelNames(names), Values: string(values)}
+	return store.NewLabelSet(store.NewLabelNames(names), values)
 }

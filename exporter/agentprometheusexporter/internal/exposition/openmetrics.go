@@ -160,7 +160,7 @@ func (t *writer) omUint(v uint64) {
 // omExemplar appends ` # {labels} value timestamp`, nothing for an exemplar
 // without labels.
 func (t *writer) omExemplar(e *store.Exemplar) {
-	if e.Labels.Values == "" {
+	if e.Labels.Empty() {
 		return
 	}
 	t.buf = append(t.buf, " # {"...)

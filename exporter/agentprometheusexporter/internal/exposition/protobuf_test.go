@@ -72,7 +72,7 @@ func newTestStore(t *testing.T) *testStore {
 	st := store.New(1<<20, 1<<20, store.Claims{})
 	res := st.Resource([]byte("job\xffinstance"), 5e9)
 	ti, _ := store.ParseLabels(`instance="i",job="j",os_type="linux"`)
-	res.SetTargetInfo(ti.Names, []byte(ti.Values))
+	res.SetTargetInfo(ti.Names, ti.Labels().Own)
 	return &testStore{t: t, st: st, res: res}
 }
 
@@ -84,7 +84,7 @@ func (ts *testStore) add(family string, kind store.Kind, labels string, fill fun
 	if !ok {
 		set = looseSet(labels)
 	}
-	s, out := w.Put(&store.Labels{Names: set.Names, Own: []byte(set.Values)})
+	s, out := w.Put(set.Labels())
 	require.Equal(ts.t, store.Created, out, labels)
 	s.Timestamp = 1_700_000_000_123_456_789
 	fill(s)

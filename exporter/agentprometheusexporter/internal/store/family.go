@@ -101,7 +101,7 @@ func (f *Family) upsert(l *Labels, hash uint32, res *Resource, now int64) (*Seri
 		res.refused(RefusedMaxSeriesPerResource)
 		return nil, RefusedMaxSeriesPerResource
 	}
-	s := &Series{Labels: LabelSet{Names: l.Names, Shared: l.Shared, Values: string(l.Own)}, index: int32(len(f.series)), Resource: res, updated: now, born: st.births.Add(1)}
+	s := &Series{Labels: LabelSet{Names: l.Names, shared: l.Shared, values: string(l.Own)}, index: int32(len(f.series)), Resource: res, updated: now, born: st.births.Add(1)}
 	if _, taken := f.index[hash]; taken {
 		f.overflow[s.Labels.overflowKey()] = s.index
 	} else {

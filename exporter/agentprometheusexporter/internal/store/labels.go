@@ -28,7 +28,7 @@ type LabelNames struct {
 	key  string // the names, each followed by '"': the set's identity
 	hash uint64 // of key
 	// shared marks the labels (bit i for name i) whose values a set keeps
-	// in LabelSet.Shared: the labels every series of a resource has alike
+	// apart (LabelSet): the labels every series of a resource has alike
 	// (job, instance, resource and scope labels). Not part of the identity:
 	// two sets of the same names are the same set however they keep values.
 	shared uint64
@@ -39,12 +39,12 @@ type LabelNames struct {
 }
 
 // NewLabelNames makes the set of names; names must be sorted and distinct.
-// Its sets keep every value in LabelSet.Values.
+// Its sets keep no value apart (LabelSet).
 func NewLabelNames(names []string) *LabelNames { return NewSharedLabelNames(names, 0) }
 
 // NewSharedLabelNames makes the set of names whose sets keep the values of
 // the labels marked in shared (bit i for name i, names beyond the 64th
-// never) in LabelSet.Shared, so that the series of a resource share them.
+// never) apart, once for the series of a resource (LabelSet).
 func NewSharedLabelNames(names []string, shared uint64) *LabelNames {
 	if len(names) < 64 {
 		shared &= 1<<len(names) - 1
@@ -73,7 +73,7 @@ func (n *LabelNames) Same(o *LabelNames) bool { return n == o || n.key == o.key 
 // (NewSharedLabelNames).
 func (n *LabelNames) Shared() uint64 { return n.shared }
 
-// LabelSet is the labels of a series: its names and its values. Values
+// LabelSet is the labels of a series: its names and its values. values
 // holds each value, escaped as in the text formats, after its length as a
 // uvarint, in the order of the names (AppendValue). A label whose value is
 // empty is absent, as in Prometheus: a point with an empty value has a set
@@ -85,17 +85,32 @@ func (n *LabelNames) Shared() uint64 { return n.shared }
 // BenchmarkWriteText); a length byte is as small as the quote.
 //
 // The values of the labels the names mark shared (LabelNames.Shared) are
-// in Shared instead, alike: one string for the series of a resource, which
+// in shared instead, alike: one string for the series of a resource, which
 // would otherwise each hold a copy of its job, instance and resource labels.
 // Cursor walks both in the order of the names.
 type LabelSet struct {
 	Names  *LabelNames
-	Shared *string // nil when the names mark no label shared
-	Values string
+	shared *string // nil when the names mark no label shared
+	values string
+}
+
+// NewLabelSet is the set of names with these values, as AppendValue (or
+// OpenValue and CloseValue) writes them, none of them shared.
+func NewLabelSet(names *LabelNames, values []byte) LabelSet {
+	return LabelSet{Names: names, values: string(values)}
+}
+
+// Empty reports whether the set has no values.
+func (s LabelSet) Empty() bool { return s.values == "" && deref(s.shared) == "" }
+
+// Labels is the set as a Writer takes it: for tests and tools that store a
+// set they read.
+func (s LabelSet) Labels() *Labels {
+	return &Labels{Names: s.Names, Shared: s.shared, Own: []byte(s.values)}
 }
 
 // Labels is a point's label set as a Writer is given it: Own holds the
-// values that LabelSet.Values will, Shared those of the labels Names marks
+// values that the series keeps as its own, Shared those of the labels Names marks
 // shared, one string the caller keeps for every point that has them, and
 // which the series it creates keep as it is.
 type Labels struct {
@@ -118,11 +133,11 @@ type Cursor struct {
 }
 
 // Cursor returns a cursor at the set's first value.
-func (s LabelSet) Cursor() Cursor { return Cursor{deref(s.Shared), s.Values, s.Names.shared} }
+func (s LabelSet) Cursor() Cursor { return Cursor{deref(s.shared), s.values, s.Names.shared} }
 
 // Next returns the next value, escaped as stored; ok is false at the end
 // or when the values are not as AppendValue writes them. A value of fewer
-// than 128 bytes is read here, any other by NextValue: the writers call
+// than 128 bytes is read here, any other by nextValue: the writers call
 // Next once per label of every series they write.
 func (c *Cursor) Next() (value string, ok bool) {
 	from := &c.own
@@ -139,7 +154,7 @@ func (c *Cursor) Next() (value string, ok bool) {
 		*from = v[end:]
 		return v[1:end], true
 	}
-	value, *from, ok = NextValue(v)
+	value, *from, ok = nextValue(v)
 	return value, ok
 }
 
@@ -150,7 +165,7 @@ func (c *Cursor) nextEncoded() (encoded string, ok bool) {
 		from = &c.shared
 	}
 	c.mask >>= 1
-	_, rest, ok := NextValue(*from)
+	_, rest, ok := nextValue(*from)
 	if !ok {
 		return "", false
 	}
@@ -192,10 +207,10 @@ func varintSize(v uint64) int {
 	return n
 }
 
-// NextValue splits the first value off a set's Values; ok is false at the
+// nextValue splits the first value off a set's Values; ok is false at the
 // end, or when values is not as AppendValue writes them. Callers walk Names
 // alongside.
-func NextValue(values string) (value, rest string, ok bool) {
+func nextValue(values string) (value, rest string, ok bool) {
 	if values != "" && values[0] < 0x80 {
 		end := 1 + int(values[0])
 		if end > len(values) {
@@ -238,7 +253,7 @@ func (l *Labels) hash() uint32 {
 	return hashSet(l.Names, deref(l.Shared), unsafe.String(unsafe.SliceData(l.Own), len(l.Own)))
 }
 
-func (s *LabelSet) hash() uint32 { return hashSet(s.Names, deref(s.Shared), s.Values) }
+func (s *LabelSet) hash() uint32 { return hashSet(s.Names, deref(s.shared), s.values) }
 
 func fold(h uint64) uint32 { return uint32(h ^ h>>32) }
 
@@ -256,7 +271,7 @@ func collide(h uint32) uint32 {
 // is reports whether s is the set l.
 func (s *LabelSet) is(l *Labels) bool {
 	if s.Names == l.Names {
-		return s.Values == string(l.Own) && (s.Shared == l.Shared || deref(s.Shared) == deref(l.Shared))
+		return s.values == string(l.Own) && (s.shared == l.Shared || deref(s.shared) == deref(l.Shared))
 	}
 	if !s.Names.Same(l.Names) {
 		return false
@@ -280,9 +295,9 @@ func (s LabelSet) AppendText(b []byte) []byte {
 	if s.Names.shared != 0 {
 		return s.appendTextShared(b)
 	}
-	v := s.Values
+	v := s.values
 	for i, open := range s.Names.open {
-		value, rest, ok := NextValue(v)
+		value, rest, ok := nextValue(v)
 		if !ok {
 			if i == 0 {
 				return b
@@ -303,7 +318,7 @@ func (s LabelSet) AppendText(b []byte) []byte {
 // fewer than 128 bytes is read in the loop, without a call: the loop is
 // the hot path of every text scrape (BenchmarkWriteText).
 func (s LabelSet) appendTextShared(b []byte) []byte {
-	shared, own, mask := deref(s.Shared), s.Values, s.Names.shared
+	shared, own, mask := deref(s.shared), s.values, s.Names.shared
 	for i, open := range s.Names.open {
 		v := own
 		if mask&1 != 0 {
@@ -315,7 +330,7 @@ func (s LabelSet) appendTextShared(b []byte) []byte {
 			value, v = v[1:end], v[end:]
 		} else {
 			var ok bool
-			if value, v, ok = NextValue(v); !ok {
+			if value, v, ok = nextValue(v); !ok {
 				if i == 0 {
 					return b
 				}
@@ -410,14 +425,14 @@ func ParseLabels(labels string) (s LabelSet, ok bool) {
 			rest = rest[1:]
 		}
 	}
-	return LabelSet{Names: NewLabelNames(names), Values: string(values)}, true
+	return LabelSet{Names: NewLabelNames(names), values: string(values)}, true
 }
 
 // overflowKey is a set as a map key, by content.
 type overflowKey struct{ names, values string }
 
 func (s *LabelSet) overflowKey() overflowKey {
-	return overflowKey{s.Names.key, logicalValues(s.Names, deref(s.Shared), s.Values)}
+	return overflowKey{s.Names.key, logicalValues(s.Names, deref(s.shared), s.values)}
 }
 
 func (l *Labels) overflowKey() overflowKey {

@@ -14,7 +14,7 @@ func parsed(t testing.TB, labels string) *Labels {
 	t.Helper()
 	s, ok := ParseLabels(labels)
 	require.True(t, ok, labels)
-	return &Labels{Names: s.Names, Own: []byte(s.Values)}
+	return &Labels{Names: s.Names, Own: []byte(s.values)}
 }
 
 // upsertText upserts the series of a set written as text.
@@ -82,12 +82,12 @@ func TestValuesOfAnyLengthRoundTrip(t *testing.T) {
 		b, at := OpenValue(values)
 		values = CloseValue(append(b, v...), at)
 	}
-	s := LabelSet{Names: NewLabelNames([]string{"a", "b", "c", "d", "e"}), Values: string(values)}
+	s := LabelSet{Names: NewLabelNames([]string{"a", "b", "c", "d", "e"}), values: string(values)}
 	want := `a="a",b="` + long + `",c="x\"y",d="` + strings.Repeat("w", 127) + `",e="` + strings.Repeat("z", 128) + `"`
 	assert.Equal(t, want, s.Text())
 	parsed, ok := ParseLabels(want)
 	require.True(t, ok)
-	assert.Equal(t, s.Values, parsed.Values, "AppendValue and CloseValue agree")
+	assert.Equal(t, s.values, parsed.values, "AppendValue and CloseValue agree")
 	var got []string
 	for name, value := range s.All() {
 		got = append(got, name+"="+value)
@@ -96,11 +96,11 @@ func TestValuesOfAnyLengthRoundTrip(t *testing.T) {
 }
 
 func TestTruncatedValuesEndTheSet(t *testing.T) {
-	s := LabelSet{Names: NewLabelNames([]string{"a", "b"}), Values: "\x01x\x05ab"}
+	s := LabelSet{Names: NewLabelNames([]string{"a", "b"}), values: "\x01x\x05ab"}
 	assert.Equal(t, `a="x"`, s.Text())
-	s.Values = "\x01x"
+	s.values = "\x01x"
 	assert.Equal(t, `a="x"`, s.Text(), "fewer values than names")
-	s.Values = ""
+	s.values = ""
 	assert.Empty(t, s.Text())
 }
 

@@ -85,7 +85,7 @@ func (r *Resource) SetTargetInfo(names *LabelNames, values []byte) {
 	if p := r.targetInfo.Load(); p != nil && p.is(&Labels{Names: names, Own: values}) {
 		return
 	}
-	r.targetInfo.Store(&LabelSet{Names: names, Values: string(values)})
+	r.targetInfo.Store(&LabelSet{Names: names, values: string(values)})
 }
 
 // SeriesCount is the number of series the resource holds now.

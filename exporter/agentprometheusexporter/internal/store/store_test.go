@@ -148,7 +148,7 @@ func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
 	st := New(10, 10, Claims{})
 	r := st.Resource([]byte("j\xffi"), 100)
 	ti, _ := ParseLabels(`instance="i",job="j"`)
-	r.SetTargetInfo(ti.Names, []byte(ti.Values))
+	r.SetTargetInfo(ti.Names, []byte(ti.values))
 	st.Sweep(50)
 	assert.Same(t, r, st.Resource([]byte("j\xffi"), 200), "a resource touched after the cutoff is kept")
 	st.Sweep(300)

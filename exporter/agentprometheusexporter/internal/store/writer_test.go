@@ -108,7 +108,7 @@ func TestSharedValuesAreTheSameSeries(t *testing.T) {
 		pairs = append(pairs, name+"="+value)
 	}
 	assert.Equal(t, []string{"a=1", "b=2", "c=3", "d=4"}, pairs)
-	assert.Zero(t, CompareSets(s.Labels, LabelSet{Names: plain.Names, Values: string(plain.Own)}))
+	assert.Zero(t, CompareSets(s.Labels, NewLabelSet(plain.Names, plain.Own)))
 	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
 	assert.True(t, w.Delete(plain), "deleted by the same labels kept otherwise")
 	w.Close()
