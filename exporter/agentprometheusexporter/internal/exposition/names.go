@@ -1,8 +1,6 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
 import (
-	"strings"
-
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
@@ -37,23 +35,26 @@ func (n *familyNames) render(raw string, kind store.Kind, scheme model.EscapingS
 	n.arena = n.arena[:0]
 	stem := base
 	if kind == store.KindCounter {
-		stem, n.total = strings.CutSuffix(base, "_total")
+		stem, n.total = store.CounterStem(base)
 	}
 	if om {
 		n.family = n.name(stem, "")
 	} else {
 		n.family = n.name(base, "")
 	}
-	switch kind {
-	case store.KindHistogram:
-		n.bucket, n.sum, n.count = n.name(base, "_bucket"), n.name(base, "_sum"), n.name(base, "_count")
-	case store.KindSummary:
-		n.sample, n.sum, n.count = n.name(base, ""), n.name(base, "_sum"), n.name(base, "_count")
-	default:
-		n.sample = n.name(base, "")
+	n.sample = n.name(base, "")
+	for _, suffix := range kind.Suffixes() {
+		switch suffix {
+		case store.SuffixBucket:
+			n.bucket = n.name(base, suffix)
+		case store.SuffixSum:
+			n.sum = n.name(base, suffix)
+		case store.SuffixCount:
+			n.count = n.name(base, suffix)
+		}
 	}
 	if om {
-		n.created = n.name(stem, "_created")
+		n.created = n.name(stem, store.SuffixCreated)
 	}
 }
 

@@ -104,29 +104,20 @@ func (st *Store) Reserve(name string) {
 func exposedNames(name string, kind Kind, c Claims) []string {
 	name = model.EscapeName(name, model.UnderscoreEscaping)
 	names := []string{name}
-	created := func(base string) {
-		if c.OpenMetrics && c.CreatedSamples {
-			names = append(names, base+"_created")
+	for _, suffix := range kind.Suffixes() {
+		names = append(names, name+suffix)
+	}
+	stem := name
+	if kind == KindCounter && c.OpenMetrics {
+		var total bool
+		if stem, total = CounterStem(name); total {
+			names = append(names, stem)
+		} else {
+			names = append(names, name+SuffixTotal)
 		}
 	}
-	switch kind {
-	case KindCounter:
-		if !c.OpenMetrics {
-			break
-		}
-		base, ok := strings.CutSuffix(name, "_total")
-		if ok {
-			names = append(names, base)
-		} else {
-			names = append(names, name+"_total")
-		}
-		created(base)
-	case KindHistogram:
-		names = append(names, name+"_bucket", name+"_sum", name+"_count")
-		created(name)
-	case KindSummary:
-		names = append(names, name+"_sum", name+"_count")
-		created(name)
+	if kind != KindGauge && c.OpenMetrics && c.CreatedSamples {
+		names = append(names, stem+SuffixCreated)
 	}
 	return names
 }
