@@ -35,8 +35,9 @@ func goroutines(pprofURL string) (int, error) {
 // liveHeap forces a GC in the gateway (gc=1) and reads HeapAlloc from the
 // MemStats that a debug=1 heap profile ends with: the bytes still reachable,
 // without the garbage that makes a plain heap reading swing by 2x. The
-// least of three readings leaves out buffers that happen to be in use by a
-// scrape or an export at the moment of one GC.
+// least of three readings leaves out buffers that happen to be in use by an
+// export at the moment of one GC, and pooled ones, which the second GC frees
+// when nothing used them meanwhile (the soak holds scrapes back meanwhile).
 func liveHeap(pprofURL string) (float64, error) {
 	least := math.Inf(1)
 	for i := range 3 {

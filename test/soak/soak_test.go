@@ -124,7 +124,7 @@ func TestChurnSoak(t *testing.T) {
 	sc := &scrapes{}
 	wg.Go(func() { sc.loop(ctx, "http://"+metrics+"/metrics", start, c) })
 
-	samples, sampleErrs := sampleLoop(t, g, "http://"+pprof, "http://"+telemetry+"/metrics", start, duration)
+	samples, sampleErrs := sampleLoop(t, g, "http://"+pprof, "http://"+telemetry+"/metrics", start, duration, &sc.pause)
 	cancel()
 	wg.Wait()
 	stopTime := g.Stop(t, 15*time.Second)
@@ -282,6 +282,11 @@ func agentMetrics(res *resource.Resource, start time.Time, n int) *metricdata.Re
 
 // scrapes is what the scraper saw.
 type scrapes struct {
+	// pause holds scrapes back while the live heap is read (sampleLoop): a
+	// scrape's buffers and the scratch it leaves pooled are not the state
+	// whose growth the soak looks for, and a reading with them is larger by
+	// a megabyte or two at random, which the plateau would take for growth.
+	pause        sync.RWMutex
 	mu           sync.Mutex
 	n            int
 	skipped      int // ticks with maxInFlight scrapes still running
@@ -330,8 +335,10 @@ func (s *scrapes) loop(ctx context.Context, url string, start time.Time, c *chur
 // once scrapes as Prometheus would, and checks that the response parses and
 // serves no agent longer than expiryGrace after it left.
 func (s *scrapes) once(ctx context.Context, url string, start time.Time, c *churn) {
+	s.pause.RLock()
 	began := time.Now()
 	fams, size, took, err := gatewaytest.Scrape(url)
+	s.pause.RUnlock()
 	if ctx.Err() != nil {
 		return // the soak is over
 	}
@@ -376,7 +383,7 @@ type sample struct {
 // sampleLoop samples the gateway's goroutines (pprof), live heap (pprof,
 // after a forced GC), heap and RSS and series counts (its own telemetry)
 // about 30 times over the run, logging each sample as it goes.
-func sampleLoop(t *testing.T, g *gatewaytest.Gateway, pprofURL, telemetryURL string, start time.Time, duration time.Duration) ([]sample, int) {
+func sampleLoop(t *testing.T, g *gatewaytest.Gateway, pprofURL, telemetryURL string, start time.Time, duration time.Duration, scrapes *sync.RWMutex) ([]sample, int) {
 	t.Helper()
 	every := min(max(duration/30, 2*time.Second), 20*time.Second)
 	tick := time.NewTicker(every)
@@ -404,7 +411,10 @@ func sampleLoop(t *testing.T, g *gatewaytest.Gateway, pprofURL, telemetryURL str
 			errs++
 			continue
 		}
-		if s.liveHeap, err = liveHeap(pprofURL); err != nil {
+		scrapes.Lock()
+		s.liveHeap, err = liveHeap(pprofURL)
+		scrapes.Unlock()
+		if err != nil {
 			t.Logf("heap profile: %v", err)
 			errs++
 			continue
