@@ -505,22 +505,7 @@ func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 	if !p.direct {
 		return t.pbPairs(b, tagLabel, set, t.scheme)
 	}
-	// appendSetPairs written out: the hot path of a protobuf scrape is
-	// measurably faster without the call (BenchmarkWriteProtobuf,
-	// writer=direct; BENCHMARKS.md, "Design measurements").
-	c := set.Cursor()
-	for _, name := range set.Names.Names {
-		value, ok := c.Next()
-		if !ok {
-			break
-		}
-		n := len(value)
-		if strings.IndexByte(value, '\\') >= 0 {
-			n = unescapedLen(value)
-		}
-		b = appendPair(b, tagLabel, name, value, n)
-	}
-	return b
+	return appendSetPairs(b, tagLabel, set)
 }
 
 // pbPairs appends the pairs of a set as the text formats lay them out for

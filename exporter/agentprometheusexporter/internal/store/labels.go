@@ -128,51 +128,49 @@ func deref(s *string) string {
 
 // Cursor walks the values of a set in the order of its names.
 type Cursor struct {
-	shared, own string
-	mask        uint64
+	from [2]string // the own values left, then the shared ones
+	mask uint64    // bit 0: the next value is shared
 }
 
 // Cursor returns a cursor at the set's first value.
-func (s LabelSet) Cursor() Cursor { return Cursor{deref(s.shared), s.values, s.Names.shared} }
+func (s LabelSet) Cursor() Cursor { return newCursor(s.Names, deref(s.shared), s.values) }
+
+func newCursor(names *LabelNames, shared, own string) Cursor {
+	return Cursor{[2]string{own, shared}, names.shared}
+}
 
 // Next returns the next value, escaped as stored; ok is false at the end
 // or when the values are not as AppendValue writes them. A value of fewer
 // than 128 bytes is read here, any other by nextValue: the writers call
 // Next once per label of every series they write.
 func (c *Cursor) Next() (value string, ok bool) {
-	from := &c.own
-	if c.mask&1 != 0 {
-		from = &c.shared
-	}
+	k := c.mask & 1
 	c.mask >>= 1
-	v := *from
-	if v != "" && v[0] < 0x80 {
+	v := c.from[k]
+	if v != "" && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
 		end := 1 + int(v[0])
-		if end > len(v) {
-			return "", false
-		}
-		*from = v[end:]
+		c.from[k] = v[end:]
 		return v[1:end], true
 	}
-	value, *from, ok = nextValue(v)
+	value, c.from[k], ok = nextValue(v)
 	return value, ok
 }
 
 // nextEncoded is the next value's encoded bytes: its length, then itself.
 func (c *Cursor) nextEncoded() (encoded string, ok bool) {
-	from := &c.own
-	if c.mask&1 != 0 {
-		from = &c.shared
-	}
+	k := c.mask & 1
 	c.mask >>= 1
-	_, rest, ok := nextValue(*from)
+	v := c.from[k]
+	_, rest, ok := nextValue(v)
 	if !ok {
 		return "", false
 	}
-	encoded = (*from)[:len(*from)-len(rest)]
-	*from = rest
-	return encoded, true
+	c.from[k] = rest
+	return v[:len(v)-len(rest)], true
 }
+
+// done reports whether the cursor has read every value.
+func (c *Cursor) done() bool { return c.from[0] == "" && c.from[1] == "" }
 
 // OpenValue begins a value of a set's Values at the end of b; append the
 // escaped value, then CloseValue(b, at).
@@ -238,7 +236,7 @@ func hashSet(names *LabelNames, shared, own string) uint32 {
 	}
 	var d xxhash.Digest
 	d.Reset()
-	c := Cursor{shared, own, names.shared}
+	c := newCursor(names, shared, own)
 	for range names.Names {
 		encoded, ok := c.nextEncoded()
 		if !ok {
@@ -278,7 +276,7 @@ func (s *LabelSet) is(l *Labels) bool {
 	}
 	// The same names, their values kept apart otherwise: value by value.
 	a := s.Cursor()
-	b := Cursor{deref(l.Shared), unsafe.String(unsafe.SliceData(l.Own), len(l.Own)), l.Names.shared}
+	b := newCursor(l.Names, deref(l.Shared), unsafe.String(unsafe.SliceData(l.Own), len(l.Own)))
 	for range s.Names.Names {
 		x, okx := a.Next()
 		y, oky := b.Next()
@@ -286,63 +284,27 @@ func (s *LabelSet) is(l *Labels) bool {
 			return false
 		}
 	}
-	return a.shared == "" && a.own == "" && b.shared == "" && b.own == ""
+	return a.done() && b.done()
 }
 
 // AppendText appends the set as the text formats write it, without braces:
-// `a="x",b="y"`. It is the hot path of every scrape, once per series.
+// `a="x",b="y"`. It is the hot path of every text scrape, once per series:
+// it reads the values as Cursor.Next does, without a call to Next per value
+// (BenchmarkAppendText).
 func (s LabelSet) AppendText(b []byte) []byte {
-	if s.Names.shared != 0 {
-		return s.appendTextShared(b)
-	}
-	v := s.values
+	from := [2]string{s.values, deref(s.shared)}
+	mask := s.Names.shared
 	for i, open := range s.Names.open {
-		value, rest, ok := nextValue(v)
+		k := mask & 1
+		mask >>= 1
+		value, rest, ok := nextValue(from[k])
 		if !ok {
 			if i == 0 {
 				return b
 			}
 			break // not made by the store: ends the set
 		}
-		b = append(b, open...)
-		b = append(b, value...)
-		v = rest
-	}
-	if len(s.Names.open) > 0 {
-		b = append(b, '"')
-	}
-	return b
-}
-
-// appendTextShared is AppendText of a set with shared values. A value of
-// fewer than 128 bytes is read in the loop, without a call: the loop is
-// the hot path of every text scrape (BenchmarkWriteText).
-func (s LabelSet) appendTextShared(b []byte) []byte {
-	shared, own, mask := deref(s.shared), s.values, s.Names.shared
-	for i, open := range s.Names.open {
-		v := own
-		if mask&1 != 0 {
-			v = shared
-		}
-		var value string
-		if v != "" && v[0] < 0x80 && 1+int(v[0]) <= len(v) {
-			end := 1 + int(v[0])
-			value, v = v[1:end], v[end:]
-		} else {
-			var ok bool
-			if value, v, ok = nextValue(v); !ok {
-				if i == 0 {
-					return b
-				}
-				break // not made by the store: ends the set
-			}
-		}
-		if mask&1 != 0 {
-			shared = v
-		} else {
-			own = v
-		}
-		mask >>= 1
+		from[k] = rest
 		b = append(b, open...)
 		b = append(b, value...)
 	}
@@ -445,7 +407,7 @@ func logicalValues(names *LabelNames, shared, own string) string {
 		return own
 	}
 	var b strings.Builder
-	c := Cursor{shared, own, names.shared}
+	c := newCursor(names, shared, own)
 	for range names.Names {
 		encoded, ok := c.nextEncoded()
 		if !ok {
