@@ -52,6 +52,9 @@ var (
 
 const (
 	// chunkSize matches the text writer's flush size: one chunk per flush.
+	// Smaller chunks hold less memory during a scrape but slow scrapes
+	// over HTTP (bench/exporterbench BenchmarkScrape; BENCHMARKS.md,
+	// "Design measurements").
 	chunkSize = 1 << 20
 	// queueLen is how many chunks a scraper may lag before the encoder waits.
 	queueLen = 4
