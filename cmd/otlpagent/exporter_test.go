@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	"google.golang.org/grpc"
@@ -22,6 +24,9 @@ import (
 type metricsServer struct {
 	pmetricotlp.UnimplementedGRPCServer
 	srv *grpc.Server
+	// held, when set, is told of each export, which then waits until
+	// release is closed or the client gives it up.
+	held, release chan struct{}
 
 	mu    sync.Mutex
 	peers []string
@@ -29,7 +34,17 @@ type metricsServer struct {
 
 // serveMetrics serves OTLP/gRPC on l until the test ends.
 func serveMetrics(t *testing.T, l net.Listener) *metricsServer {
-	s := &metricsServer{srv: grpc.NewServer()}
+	return startMetricsServer(t, l, &metricsServer{})
+}
+
+// serveHeldMetrics is serveMetrics with each export held until release is
+// closed.
+func serveHeldMetrics(t *testing.T, l net.Listener) *metricsServer {
+	return startMetricsServer(t, l, &metricsServer{held: make(chan struct{}, 1), release: make(chan struct{})})
+}
+
+func startMetricsServer(t *testing.T, l net.Listener, s *metricsServer) *metricsServer {
+	s.srv = grpc.NewServer()
 	pmetricotlp.RegisterGRPCServer(s.srv, s)
 	go func() { _ = s.srv.Serve(l) }()
 	t.Cleanup(s.srv.Stop)
@@ -37,6 +52,17 @@ func serveMetrics(t *testing.T, l net.Listener) *metricsServer {
 }
 
 func (s *metricsServer) Export(ctx context.Context, _ pmetricotlp.ExportRequest) (pmetricotlp.ExportResponse, error) {
+	if s.held != nil {
+		select {
+		case s.held <- struct{}{}:
+		default:
+		}
+		select {
+		case <-s.release:
+		case <-ctx.Done():
+			return pmetricotlp.NewExportResponse(), ctx.Err()
+		}
+	}
 	p, _ := peer.FromContext(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,4 +131,34 @@ func TestGRPCExportRecordsItsConnection(t *testing.T) {
 	for _, e := range rec.exports {
 		assert.Empty(t, e.Replica, "over gRPC no header names the replica")
 	}
+}
+
+// An export in flight when the agent stops is finished and acknowledged,
+// not cancelled by the SDK's reader: with deltas, what the gateway took is
+// what the manifest says the agent sent.
+func TestExportInFlightWhenTheAgentStopsFinishes(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := serveHeldMetrics(t, l)
+	ctx := context.Background()
+	exp, err := newExporter(ctx, config{endpoint: l.Addr().String(), protocol: "grpc", temporality: "delta"})
+	require.NoError(t, err)
+	rec := newRecorder(exp, true)
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(rec, sdkmetric.WithInterval(50*time.Millisecond))))
+	counter, err := mp.Meter("test").Int64Counter(counterName)
+	require.NoError(t, err)
+	counter.Add(ctx, 3, metric.WithAttributes(attribute.String("kind", "read")))
+
+	<-srv.held // a periodic export is in flight
+	stopped := make(chan error, 1)
+	go func() { stopped <- mp.Shutdown(ctx) }()
+	// Shutdown cancels the reader's run at once; the export outlives it.
+	time.Sleep(300 * time.Millisecond)
+	close(srv.release)
+	require.NoError(t, <-stopped)
+
+	assert.Empty(t, rec.failed, "exports failed")
+	require.NotEmpty(t, rec.exports)
+	assert.Equal(t, int64(3), rec.acked.get("read").Operations, "the delta in flight acknowledged")
+	assert.Len(t, srv.seen(), len(rec.exports), "every export the gateway took acknowledged")
 }

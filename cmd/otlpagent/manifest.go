@@ -71,6 +71,8 @@ func newRecorder(exp replicaExporter, delta bool) *recorder {
 }
 
 func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	ctx, cancel := finishOnShutdown(ctx)
+	defer cancel()
 	err := r.replicaExporter.Export(ctx, rm)
 	at := time.Now()
 	r.mu.Lock()
@@ -115,6 +117,20 @@ func (r *recorder) Export(ctx context.Context, rm *metricdata.ResourceMetrics) e
 	}
 	r.exports = append(r.exports, e)
 	return nil
+}
+
+// finishOnShutdown keeps ctx's deadline (the exporter's timeout) and drops
+// its cancellation. The SDK's reader cancels an export in flight when the
+// agent stops; a delta the gateway took before that would be counted there
+// and not in the manifest, so the agent lets it finish, as a replica does
+// with the requests in flight on SIGTERM.
+func finishOnShutdown(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	ctx = context.WithoutCancel(ctx)
+	if !ok {
+		return ctx, func() {}
+	}
+	return context.WithDeadline(ctx, deadline)
 }
 
 func kindOf(attrs attribute.Set) string {

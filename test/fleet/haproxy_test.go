@@ -46,6 +46,9 @@ type loadBalancer struct {
 // per request, and the request is tried again on another (redispatch).
 // Each OTLP/gRPC connection is logged once it reaches a replica (logasap),
 // so that a gRPC agent's exports can be put on the replica that took them.
+// An HTTP agent's connection outlives the gap between two exports (keep-alive
+// above the longest export interval): one closed as the next export arrives
+// fails that export with EOF, and Go's client does not send a POST again.
 func haproxyConfig(lb loadBalancer, replicas []*replica) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `global
@@ -57,7 +60,7 @@ defaults
   timeout client 1m
   timeout server 1m
   timeout http-request 10s
-  timeout http-keep-alive 2s
+  timeout http-keep-alive 10s
   retries 3
   option redispatch
 frontend otlp_grpc
