@@ -25,6 +25,7 @@
 //     100k, 1M (default all three).
 //   - BENCH_CONTRIB_1M=0: skip contrib at 1M series (a contrib scrape of 1M
 //     series takes tens of seconds and several GiB).
+//   - BENCH_GZIP_LEVEL: our exporter's scrape::gzip_level (default 1).
 //
 // bench/bench.sh runs them all and writes BENCHMARKS.md.
 package exporterbench

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +66,13 @@ func oursConfig(endpoint string, s settings) (exporter.Factory, any, error) {
 		// Well above any benchmark's series count: no point is refused.
 		"max_series":              50_000_000,
 		"max_series_per_resource": 50_000_000,
+	}
+	if env := os.Getenv("BENCH_GZIP_LEVEL"); env != "" {
+		level, err := strconv.Atoi(env)
+		if err != nil {
+			return nil, nil, fmt.Errorf("BENCH_GZIP_LEVEL: %w", err)
+		}
+		m["scrape"] = map[string]any{"gzip_level": level}
 	}
 	if err := confmap.NewFromStringMap(m).Unmarshal(cfg); err != nil {
 		return nil, nil, fmt.Errorf("decoding config: %w", err)

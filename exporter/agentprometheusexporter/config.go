@@ -18,6 +18,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
@@ -65,6 +66,11 @@ type ScrapeConfig struct {
 	// the deltas accumulated since its last scrape, which exist nowhere else.
 	// 0 does not wait.
 	DrainTimeout time.Duration `mapstructure:"drain_timeout"`
+	// GzipLevel is the deflate level of gzip responses, 1 (fastest) to 9
+	// (smallest). A gzip scrape is CPU-bound on every core: 1 keeps it
+	// fastest, and a higher level trades scrape time for fewer bytes on the
+	// wire (BenchmarkGzipLevels; BENCHMARKS.md, "Design measurements").
+	GzipLevel int `mapstructure:"gzip_level"`
 }
 
 // CardinalityConfig sets up the cardinality view: which resources, families
@@ -233,6 +239,9 @@ func (cfg *Config) Validate() error {
 	if cfg.Scrape.MaxConcurrent <= 0 {
 		errs = append(errs, fmt.Errorf("scrape::max_concurrent: must be positive, got %d", cfg.Scrape.MaxConcurrent))
 	}
+	if cfg.Scrape.GzipLevel < 1 || cfg.Scrape.GzipLevel > 9 {
+		errs = append(errs, fmt.Errorf("scrape::gzip_level: must be 1 (fastest) to 9 (smallest), got %d", cfg.Scrape.GzipLevel))
+	}
 	errs = append(errs, cfg.Cardinality.validate()...)
 	errs = append(errs, cfg.Fleet.validate()...)
 	for name := range cfg.ConstLabels {
@@ -301,6 +310,7 @@ func createDefaultConfig() component.Config {
 			MaxConcurrent: 16,
 			// As Kubernetes' default termination grace period.
 			DrainTimeout: 30 * time.Second,
+			GzipLevel:    scrape.DefaultGzipLevel,
 		},
 		Cardinality: CardinalityConfig{
 			Path:        "/cardinality",

@@ -72,7 +72,7 @@ func TestLoadConfig(t *testing.T) {
 		assert.Equal(t, 10, cfg.MaxSeries)
 		assert.Equal(t, 5, cfg.MaxSeriesPerResource)
 		assert.Equal(t, 7, cfg.MaxDescriptors)
-		assert.Equal(t, ScrapeConfig{Timeout: 12 * time.Second, MaxConcurrent: 3, DrainTimeout: 7 * time.Second}, cfg.Scrape)
+		assert.Equal(t, ScrapeConfig{Timeout: 12 * time.Second, MaxConcurrent: 3, DrainTimeout: 7 * time.Second, GzipLevel: 6}, cfg.Scrape)
 		assert.Equal(t, CardinalityConfig{Enabled: true, Path: "/debug/cardinality", Top: 50, ScanTimeout: 250 * time.Millisecond}, cfg.Cardinality)
 		assert.Equal(t, FleetConfig{
 			Enabled: true, Bind: "10.0.0.1:7947", Advertise: "10.0.0.2:7948",
@@ -168,6 +168,8 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"zero max_descriptors", func(c *Config) { c.MaxDescriptors = 0 }, "max_descriptors: must be positive"},
 		{"negative scrape timeout", func(c *Config) { c.Scrape.Timeout = -time.Second }, "scrape::timeout: must not be negative"},
 		{"zero scrape max_concurrent", func(c *Config) { c.Scrape.MaxConcurrent = 0 }, "scrape::max_concurrent: must be positive"},
+		{"zero scrape gzip_level", func(c *Config) { c.Scrape.GzipLevel = 0 }, "scrape::gzip_level: must be 1 (fastest) to 9 (smallest), got 0"},
+		{"scrape gzip_level above 9", func(c *Config) { c.Scrape.GzipLevel = 10 }, "scrape::gzip_level: must be 1 (fastest) to 9 (smallest), got 10"},
 		{"invalid const label", func(c *Config) { c.ConstLabels = map[string]string{"bad\xff": "x"} }, `const_labels: "bad\xff" is not a valid label name`},
 		{"empty const label", func(c *Config) { c.ConstLabels = map[string]string{"": "x"} }, `const_labels: "" is not a valid label name`},
 		{"reserved const label", func(c *Config) { c.ConstLabels = map[string]string{"le": "x"} }, `const_labels: "le" is reserved by Prometheus`},

@@ -134,9 +134,10 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		scrapers:  scrape.NewScrapers(),
 	}
 	e.encoder = scrape.Encoder{
-		Store:    st,
-		Options:  exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
-		Scrapers: e.scrapers,
+		Store:     st,
+		Options:   exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
+		Scrapers:  e.scrapers,
+		GzipLevel: cfg.Scrape.GzipLevel,
 	}
 	e.deltas = scrape.Deltas{Store: st, Scrapers: e.scrapers, Coalescer: e.scrapes, Now: func() int64 { return clk.now().UnixNano() }, Logger: set.Logger}
 	e.cardinality, e.changes = e.newCardinalityView()

@@ -23,19 +23,7 @@ import (
 func TestScrapeCompressed(t *testing.T) {
 	te := startExporter(t, nil)
 	te.consume(storetest.AgentBatch(0, 20))
-	fetch := func(acceptEncoding string) ([]byte, http.Header) {
-		req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
-		require.NoError(t, err)
-		req.Header.Set("Accept-Encoding", acceptEncoding)
-		// A transport of its own, so that Go's client does not unpack gzip.
-		resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		body, err := io.ReadAll(resp.Body)
-		require.NoError(t, err)
-		return body, resp.Header
-	}
+	fetch := func(acceptEncoding string) ([]byte, http.Header) { return te.scrapeEncoded("", acceptEncoding) }
 	plain, h := fetch("identity")
 	assert.Empty(t, h.Get("Content-Encoding"))
 	assert.Equal(t, "Accept-Encoding", h.Get("Vary"))
@@ -57,6 +45,70 @@ func TestScrapeCompressed(t *testing.T) {
 		got, err := io.ReadAll(r)
 		require.NoError(t, err, tc.acceptEncoding)
 		assert.Equal(t, string(plain), string(got), tc.acceptEncoding)
+	}
+}
+
+// scrapeEncoded fetches /metrics with the given Accept (none when empty) and
+// Accept-Encoding headers, and returns the body as it came, compressed.
+func (te *testExporter) scrapeEncoded(accept, acceptEncoding string) ([]byte, http.Header) {
+	te.t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
+	require.NoError(te.t, err)
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	req.Header.Set("Accept-Encoding", acceptEncoding)
+	// A transport of its own, so that Go's client does not unpack gzip.
+	resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
+	require.NoError(te.t, err)
+	defer resp.Body.Close()
+	require.Equal(te.t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(te.t, err)
+	return body, resp.Header
+}
+
+// TestGzipLevelDeflatesEveryFormat: scrape::gzip_level is the deflate level
+// of every gzip scrape, by parts (text, OpenMetrics, delimited protobuf) and
+// through pgzip (the formats expfmt writes, protobuf text here): at level 9
+// the body is smaller than at level 1, says so in its header (XFL 2,
+// "maximum compression", against 4, "fastest"), and decompresses to the
+// same exposition.
+func TestGzipLevelDeflatesEveryFormat(t *testing.T) {
+	start := func(level int) *testExporter {
+		te := startExporter(t, func(c *Config) { c.EnableOpenMetrics = true; c.Scrape.GzipLevel = level })
+		for a := range 10 {
+			te.consume(storetest.AgentBatch(a, 50))
+		}
+		return te
+	}
+	levels := []int{1, 9}
+	exporters := []*testExporter{start(levels[0]), start(levels[1])}
+	for _, tc := range []struct{ accept, contentType string }{
+		{"text/plain;version=0.0.4", "text/plain; version=0.0.4"},
+		{"application/openmetrics-text;version=1.0.0", "application/openmetrics-text; version=1.0.0"},
+		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"},
+		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text"},
+	} {
+		t.Run(tc.accept, func(t *testing.T) {
+			var zipped, plain [2][]byte
+			for i, te := range exporters {
+				var h http.Header
+				zipped[i], h = te.scrapeEncoded(tc.accept, "gzip")
+				require.Equal(t, "gzip", h.Get("Content-Encoding"))
+				require.True(t, strings.HasPrefix(h.Get("Content-Type"), tc.contentType), "Content-Type %q", h.Get("Content-Type"))
+				require.Greater(t, len(zipped[i]), 10)
+				assert.Equal(t, map[int]byte{1: 4, 9: 2}[levels[i]], zipped[i][8], "XFL at level %d", levels[i])
+				zr, err := gzip.NewReader(bytes.NewReader(zipped[i]))
+				require.NoError(t, err)
+				plain[i], err = io.ReadAll(zr)
+				require.NoError(t, err)
+			}
+			require.NotEmpty(t, plain[0])
+			assert.Equal(t, string(plain[0]), string(plain[1]), "the same exposition at both levels")
+			assert.Less(t, len(zipped[1]), len(zipped[0]), "level 9's body against level 1's")
+			t.Logf("%d bytes: level 1 %d, level 9 %d", len(plain[0]), len(zipped[0]), len(zipped[1]))
+		})
 	}
 }
 

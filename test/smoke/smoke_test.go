@@ -105,6 +105,25 @@ func TestValidateFleetSettingsFromTheEnvironment(t *testing.T) {
 	require.NoError(t, err, out)
 }
 
+// scrape::gzip_level takes deflate's levels, 1 to 9; validate names the
+// option of a level out of range.
+func TestValidateGzipLevel(t *testing.T) {
+	validate := func(level string) (string, error) {
+		out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", gatewayConfig,
+			"--set", "exporters::agentprometheus::scrape::gzip_level="+level).CombinedOutput()
+		return string(out), err
+	}
+	for _, level := range []string{"1", "6", "9"} {
+		out, err := validate(level)
+		require.NoError(t, err, "gzip_level %s:\n%s", level, out)
+	}
+	for _, level := range []string{"0", "10"} {
+		out, err := validate(level)
+		require.Error(t, err, "gzip_level %s accepted:\n%s", level, out)
+		assert.Contains(t, out, "scrape::gzip_level: must be 1 (fastest) to 9 (smallest), got "+level)
+	}
+}
+
 func TestComponentsListsOurs(t *testing.T) {
 	out, err := exec.Command(gatewaytest.Binary(t), "components").CombinedOutput()
 	require.NoError(t, err, "%s", out)

@@ -103,23 +103,28 @@ func qValue(params string) (q float64, ok bool) {
 // which is itself faster than the standard library's for a smaller body
 // (BenchmarkCompress); figures in BENCHMARKS.md.
 var (
-	gzipPool = sync.Pool{New: func() any {
-		// BestSpeed: a gateway's exposition is large and highly redundant;
-		// level 1 already shrinks it most of the way at a fraction of the
-		// default's CPU (BenchmarkCompress).
-		w, _ := pgzip.NewWriterLevel(nil, pgzip.BestSpeed)
-		// Two blocks in flight: one per core of a small gateway, and 1 MiB
-		// blocks, since handing a block over costs a goroutine wake-up.
-		_ = w.SetConcurrency(gzipBlockSize, 2)
-		return w
-	}}
-	zstdPool = sync.Pool{New: func() any {
+	// gzipPools keep the pgzip writers of each level (Encoder.GzipLevel).
+	gzipPools [pgzip.BestCompression + 1]sync.Pool
+	zstdPool  = sync.Pool{New: func() any {
 		w, _ := zstd.NewWriter(nil, zstdOptions...)
 		return w
 	}}
 )
 
 const gzipBlockSize = 1 << 20
+
+func init() {
+	for level := pgzip.BestSpeed; level <= pgzip.BestCompression; level++ {
+		gzipPools[level].New = func() any {
+			w, _ := pgzip.NewWriterLevel(nil, level)
+			// Two blocks in flight: one per core of a small gateway, and 1
+			// MiB blocks, since handing a block over costs a goroutine
+			// wake-up.
+			_ = w.SetConcurrency(gzipBlockSize, 2)
+			return w
+		}
+	}
+}
 
 // zstdOptions: the fastest level on the calling goroutine (the coalescer
 // already encodes on one of its own); a 1 MiB window keeps an idle pooled
@@ -136,12 +141,12 @@ type compressor interface {
 	Reset(w io.Writer)
 }
 
-// Compressed wraps write in the negotiated compression.
-func Compressed(write Encode, enc Encoding) Encode {
+// Compressed wraps write in the negotiated compression, gzip at gzipLevel.
+func Compressed(write Encode, enc Encoding, gzipLevel int) Encode {
 	var pool *sync.Pool
 	switch enc {
 	case EncodingGzip:
-		pool = &gzipPool
+		pool = &gzipPools[gzipLevel]
 	case EncodingZstd:
 		pool = &zstdPool
 	default:

@@ -43,7 +43,7 @@ func BenchmarkCompress(b *testing.B) {
 			return w, w.Reset
 		}},
 		{"klauspost-pgzip", func() (io.WriteCloser, func(io.Writer)) {
-			w := gzipPool.New().(*pgzip.Writer) // as shipped: parallel blocks
+			w := gzipPools[DefaultGzipLevel].New().(*pgzip.Writer) // as shipped: parallel blocks
 			return w, w.Reset
 		}},
 		{"klauspost-zstd", func() (io.WriteCloser, func(io.Writer)) {
@@ -105,7 +105,7 @@ func BenchmarkCompressedScrape(b *testing.B) {
 		}{
 			{"identity", identity},
 			{"gzip-serial", serialGzip(identity)},
-			{"gzip-pgzip", Compressed(identity, EncodingGzip)},
+			{"gzip-pgzip", Compressed(identity, EncodingGzip, DefaultGzipLevel)},
 		}
 		if byParts(format) {
 			modes = append(modes, struct {
@@ -165,7 +165,7 @@ func benchStore(b *testing.B) benchStoreEncoder {
 	for a := range 100 {
 		st.Consume(storetest.AgentBatch(a, 100))
 	}
-	return benchStoreEncoder{st, &Encoder{Store: st.Store, Options: st.Expo, Scrapers: NewScrapers()}}
+	return benchStoreEncoder{st, &Encoder{Store: st.Store, Options: st.Expo, Scrapers: NewScrapers(), GzipLevel: DefaultGzipLevel}}
 }
 
 // BenchmarkGzipLevels measures the gzip scrape by parts of the 100k-series
@@ -173,8 +173,8 @@ func benchStore(b *testing.B) benchStoreEncoder {
 // of klauspost's flate and part size, for text and protobuf: ns per text
 // sample, the response's bytes, and its size against the same exposition
 // compressed whole by compress/gzip at its default level, as contrib's
-// exporter (promhttp) compresses. The gzip settings of each format
-// (gzipText, gzipProtobuf) are chosen from it.
+// exporter (promhttp) compresses. DefaultGzipLevel and partLines are
+// chosen from it.
 func BenchmarkGzipLevels(b *testing.B) {
 	exp := benchStore(b)
 	var text bytes.Buffer
@@ -209,7 +209,7 @@ func BenchmarkGzipLevels(b *testing.B) {
 		for _, partLines := range []int{4096, 16384, 65536} {
 			for level := 1; level <= 9; level++ {
 				b.Run(fmt.Sprintf("format=%s/lines=%d/level=%d", f.name, partLines, level), func(b *testing.B) {
-					parts := gzipSettings{level: level, partLines: partLines}.parts()
+					parts := gzipByParts(level, partLines)
 					var out countingWriter
 					b.ReportAllocs()
 					cpu := cpuTime()

@@ -17,6 +17,9 @@ type Encoder struct {
 	// from Scrapers as it begins.
 	Options  exposition.Options
 	Scrapers *Scrapers
+	// GzipLevel is the deflate level of gzip responses, 1 to 9
+	// (DefaultGzipLevel unless the configuration sets another).
+	GzipLevel int
 }
 
 // For is the encoding of format, compressed as negotiated. Text (every
@@ -30,20 +33,20 @@ func (x *Encoder) For(format expfmt.Format, enc Encoding) Encode {
 		switch format.FormatType() {
 		case expfmt.TypeTextPlain:
 			if enc == EncodingGzip {
-				return exposition.WriteTextParts(w, x.Store, opts, format.ToEscapingScheme(), gzipText.parts())
+				return exposition.WriteTextParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
 			}
 			return exposition.WriteText(w, x.Store, opts, format.ToEscapingScheme())
 		case expfmt.TypeOpenMetrics:
 			if format.Version() != expfmt.OpenMetricsVersion_2_0_0 {
 				if enc == EncodingGzip {
-					return exposition.WriteOpenMetricsParts(w, x.Store, opts, format.ToEscapingScheme(), gzipText.parts())
+					return exposition.WriteOpenMetricsParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
 				}
 				return exposition.WriteOpenMetrics(w, x.Store, opts, format.ToEscapingScheme())
 			}
 		case expfmt.TypeProtoDelim:
 			// Names escaped as negotiate settled.
 			if enc == EncodingGzip {
-				return exposition.WriteProtobufParts(w, x.Store, opts, format.ToEscapingScheme(), gzipProtobuf.parts())
+				return exposition.WriteProtobufParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
 			}
 			return exposition.WriteProtobuf(w, x.Store, opts, format.ToEscapingScheme())
 		}
@@ -56,7 +59,7 @@ func (x *Encoder) For(format expfmt.Format, enc Encoding) Encode {
 	if enc == EncodingGzip && byParts(format) {
 		return write
 	}
-	return Compressed(write, enc)
+	return Compressed(write, enc, x.GzipLevel)
 }
 
 // byParts reports whether a gzip scrape of format is formatted in parts.
@@ -72,29 +75,28 @@ func byParts(format expfmt.Format) bool {
 	return false
 }
 
-// gzipSettings are how a format's gzip scrape is cut and compressed: parts
-// of about partLines text lines' worth of series, deflated at level.
+// DefaultGzipLevel is the deflate level of gzip responses unless
+// scrape::gzip_level sets another, for every format.
 //
-// Chosen per format from BenchmarkGzipLevels (time and body of every level
-// and part size, without HTTP) and the response sizes of
-// bench/exporterbench BenchmarkScrape against contrib's; figures in
-// BENCHMARKS.md ("Design measurements"). Both formats stay at level 1: a
-// scrape's time is CPU-bound on every core, and the levels whose body is
-// within 1.3 times contrib's (5 and up for text, 6 and up for protobuf)
-// make a text scrape much slower than it is, and a protobuf scrape slower
-// than it was with pgzip; the levels between cost time for a body a few
-// percent smaller, or larger. Larger parts shrink the body by 1–3% but
-// leave a small store's scrape fewer parts than cores.
-type gzipSettings struct{ level, partLines int }
+// Chosen from BenchmarkGzipLevels (time and body of every level and part
+// size, without HTTP) and the response sizes of bench/exporterbench
+// BenchmarkScrape against contrib's; figures in BENCHMARKS.md ("Design
+// measurements"). Level 1: a scrape's time is CPU-bound on every core, and
+// the levels whose body is within 1.3 times contrib's (5 and up for text, 6
+// and up for protobuf) make a text scrape much slower than it is, and a
+// protobuf scrape slower than it was with pgzip; the levels between cost
+// time for a body a few percent smaller, or larger. An operator who pays
+// for bytes rather than cores sets scrape::gzip_level.
+const DefaultGzipLevel = 1
 
-var (
-	// gzipText is for text and OpenMetrics.
-	gzipText = gzipSettings{level: 1, partLines: 4096}
-	// gzipProtobuf is for delimited protobuf.
-	gzipProtobuf = gzipSettings{level: 1, partLines: 4096}
-)
+// partLines is how a gzip scrape by parts is cut: parts of about partLines
+// text lines' worth of series. Larger parts shrink the body by 1–3%
+// (BenchmarkGzipLevels) but leave a small store's scrape fewer parts than
+// cores.
+const partLines = 4096
 
-// parts: a worker per core.
-func (s gzipSettings) parts() exposition.Parts {
-	return exposition.Parts{Codec: &gzipParts{level: s.level}, Workers: runtime.GOMAXPROCS(0), PartLines: s.partLines}
+// gzipByParts is a gzip scrape by parts of about lines text lines' worth of
+// series each, deflated at level, with a worker per core.
+func gzipByParts(level, lines int) exposition.Parts {
+	return exposition.Parts{Codec: &gzipParts{level: level}, Workers: runtime.GOMAXPROCS(0), PartLines: lines}
 }

@@ -12,10 +12,11 @@ import (
 
 // gzipParts is the gzip stream of a text, OpenMetrics or protobuf scrape
 // formatted in parts (exposition.Codec): each part is deflated with
-// klauspost's flate at the format's level (gzipSettings) on the worker that
-// formats it, ends byte-aligned with a sync flush, and is checksummed
-// there; the scrape writes the header, the parts in order, an empty final
-// block and the trailer with the parts' checksums combined (RFC 1952).
+// klauspost's flate at the configured level (Encoder.GzipLevel) on the
+// worker that formats it, ends byte-aligned with a sync flush, and is
+// checksummed there; the scrape writes the header, the parts in order, an
+// empty final block and the trailer with the parts' checksums combined
+// (RFC 1952).
 //
 // The framing is written here because no library takes deflated parts.
 // pgzip, which compresses the blocks a single writer hands it, copies every

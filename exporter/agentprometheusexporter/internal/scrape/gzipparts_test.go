@@ -31,9 +31,9 @@ func compareParts(st *store.Store, opts exposition.Options, scheme model.Escapin
 	}
 	gzipOf := func(format string) exposition.Codec {
 		if format == "protobuf" {
-			return &gzipParts{level: gzipProtobuf.level}
+			return &gzipParts{level: DefaultGzipLevel}
 		}
-		return &gzipParts{level: gzipText.level}
+		return &gzipParts{level: DefaultGzipLevel}
 	}
 	return storetest.CompareParts(st, opts, scheme, gzipOf, func(body []byte) ([]byte, error) {
 		zr, err := gzip.NewReader(bytes.NewReader(body))
@@ -168,7 +168,7 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 	for range scrapes {
 		var zipped bytes.Buffer
 		require.NoError(t, exposition.WriteTextParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
-			exposition.Parts{Codec: &gzipParts{level: gzipText.level}, Workers: 3, PartLines: 50}))
+			exposition.Parts{Codec: &gzipParts{level: DefaultGzipLevel}, Workers: 3, PartLines: 50}))
 		zr, err := gzip.NewReader(&zipped)
 		require.NoError(t, err)
 		body, err := io.ReadAll(zr)
@@ -188,7 +188,7 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 func TestClosedPartsHoldOnlyTheirBytes(t *testing.T) {
 	const parts = 100
 	line := bytes.Repeat([]byte(`x{a="b"} 1`+"\n"), 100)
-	codec := &gzipParts{level: gzipProtobuf.level}
+	codec := &gzipParts{level: DefaultGzipLevel}
 	held := make([]io.WriteCloser, 0, parts)
 	before := heapInUse()
 	for range parts {
