@@ -32,26 +32,6 @@ func Binary(t *testing.T) string {
 	return bin
 }
 
-// handedOut holds the addresses FreeAddr returned: the kernel may hand a
-// port it just released to the next listener on :0, and two processes of
-// one test must not be told the same port.
-var handedOut sync.Map
-
-// FreeAddr is a loopback address nothing listens on, and that no earlier
-// call in this process returned.
-func FreeAddr(t testing.TB) string {
-	t.Helper()
-	for {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		ln.Close()
-		if _, taken := handedOut.LoadOrStore(addr, true); !taken {
-			return addr
-		}
-	}
-}
-
 // PortOf is the port of addr.
 func PortOf(t testing.TB, addr string) string {
 	t.Helper()
