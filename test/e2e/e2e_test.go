@@ -33,7 +33,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/statsgate/statsgate/internal/agentmanifest"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 	"github.com/statsgate/statsgate/test/internal/promtest"
 )
@@ -136,7 +136,7 @@ func TestGatewayThroughPrometheus(t *testing.T) {
 	// The gateway, with /metrics behind TLS and a bearer token.
 	certFile, keyFile, tlsClient := writeCert(t, dir)
 	token := rand.Text()
-	otlp, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
+	otlp, metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
 	gw := proctest.Start(t, dir, "gateway", []string{
 		"E2E_OTLP_GRPC_ENDPOINT=" + otlp,
 		"E2E_METRICS_ENDPOINT=" + metrics,

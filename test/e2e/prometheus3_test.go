@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 	"github.com/statsgate/statsgate/test/internal/promtest"
@@ -149,18 +150,18 @@ func TestPrometheus3(t *testing.T) {
 
 	gws := make([]*p3Gateway, len(p3Cases))
 	for i, c := range p3Cases {
-		g := &p3Gateway{p3Case: c, otlp: gatewaytest.FreeAddr(t)}
-		metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
+		g := &p3Gateway{p3Case: c, otlp: testnet.FreeEndpoint(t)}
+		metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
 		args := []string{"--config", shipped}
 		for _, s := range c.sets {
 			args = append(args, "--set="+s)
 		}
 		g.proc = proctest.Start(t, dir, c.name, []string{
 			"STATSGATE_OTLP_GRPC_ENDPOINT=" + g.otlp,
-			"STATSGATE_OTLP_HTTP_ENDPOINT=" + gatewaytest.FreeAddr(t),
+			"STATSGATE_OTLP_HTTP_ENDPOINT=" + testnet.FreeEndpoint(t),
 			"STATSGATE_METRICS_ENDPOINT=" + metrics,
 			"STATSGATE_HEALTH_ENDPOINT=" + health,
-			"STATSGATE_TELEMETRY_PORT=" + gatewaytest.PortOf(t, gatewaytest.FreeAddr(t)),
+			"STATSGATE_TELEMETRY_PORT=" + gatewaytest.PortOf(t, testnet.FreeEndpoint(t)),
 		}, bin, args...)
 		g.proxy = promtest.NewScrapeProxy(t, metrics)
 		g.health = health

@@ -20,7 +20,7 @@ import (
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/statsgate/statsgate/internal/agentmanifest"
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
 
@@ -188,8 +188,8 @@ func TestConnLogOfRealHAProxy(t *testing.T) {
 	dir := t.TempDir()
 	replicas := make([]*replica, 3)
 	for i := range replicas {
-		r := &replica{name: fmt.Sprintf("replica-%d", i+1), otlpGRPC: gatewaytest.FreeAddr(t),
-			otlpHTTP: gatewaytest.FreeAddr(t), health: gatewaytest.FreeAddr(t)}
+		r := &replica{name: fmt.Sprintf("replica-%d", i+1), otlpGRPC: testnet.FreeEndpoint(t),
+			otlpHTTP: testnet.FreeEndpoint(t), health: testnet.FreeEndpoint(t)}
 		replicas[i] = r
 		health, err := net.Listen("tcp", r.health)
 		require.NoError(t, err)
@@ -314,8 +314,8 @@ func TestConnLogPutsAgentExportsOnTheReplicasThatTookThem(t *testing.T) {
 	replicas := make([]*replica, 3)
 	standIns := make([]*standIn, len(replicas))
 	for i := range replicas {
-		r := &replica{name: fmt.Sprintf("replica-%d", i+1), otlpGRPC: gatewaytest.FreeAddr(t),
-			otlpHTTP: gatewaytest.FreeAddr(t), health: gatewaytest.FreeAddr(t)}
+		r := &replica{name: fmt.Sprintf("replica-%d", i+1), otlpGRPC: testnet.FreeEndpoint(t),
+			otlpHTTP: testnet.FreeEndpoint(t), health: testnet.FreeEndpoint(t)}
 		replicas[i] = r
 		health, err := net.Listen("tcp", r.health)
 		require.NoError(t, err)

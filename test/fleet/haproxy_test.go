@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
 
@@ -101,7 +101,7 @@ frontend otlp_http_sticky
 // startHAProxy runs haproxy in the foreground in front of the replicas.
 func startHAProxy(t *testing.T, bin, dir string, replicas []*replica) loadBalancer {
 	t.Helper()
-	lb := loadBalancer{grpc: gatewaytest.FreeAddr(t), http: gatewaytest.FreeAddr(t), httpSticky: gatewaytest.FreeAddr(t),
+	lb := loadBalancer{grpc: testnet.FreeEndpoint(t), http: testnet.FreeEndpoint(t), httpSticky: testnet.FreeEndpoint(t),
 		socket: filepath.Join(dir, "haproxy.sock")}
 	cfg := filepath.Join(dir, "haproxy.cfg")
 	require.NoError(t, os.WriteFile(cfg, []byte(haproxyConfig(lb, replicas)), 0o600))

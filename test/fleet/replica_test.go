@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
@@ -67,8 +68,8 @@ type replica struct {
 func newReplica(t *testing.T, name, bin, dir string, sets ...string) *replica {
 	return &replica{
 		name: name, bin: bin, dir: dir, sets: sets,
-		otlpGRPC: gatewaytest.FreeAddr(t), otlpHTTP: gatewaytest.FreeAddr(t), metrics: gatewaytest.FreeAddr(t),
-		health: gatewaytest.FreeAddr(t), telemetry: gatewaytest.FreeAddr(t), gossip: gatewaytest.FreeAddr(t),
+		otlpGRPC: testnet.FreeEndpoint(t), otlpHTTP: testnet.FreeEndpoint(t), metrics: testnet.FreeEndpoint(t),
+		health: testnet.FreeEndpoint(t), telemetry: testnet.FreeEndpoint(t), gossip: testnet.FreeEndpoint(t),
 	}
 }
 

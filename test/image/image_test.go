@@ -43,6 +43,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
@@ -239,7 +240,7 @@ func TestImageServesOTLPAsPrometheusMetricsAsUser10001(t *testing.T) {
 	env := map[string]string{}
 	vars, _ := listenDefaults(t)
 	for name, def := range vars {
-		addr := gatewaytest.FreeAddr(t)
+		addr := testnet.FreeEndpoint(t)
 		if _, _, err := net.SplitHostPort(def); err != nil {
 			env[name] = gatewaytest.PortOf(t, addr) // a bare port
 		} else {

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
@@ -247,8 +248,8 @@ func viewLabels(t *testing.T, metrics, family string) []string {
 // gRPC and /metrics addresses once it is healthy.
 func startGateway(t *testing.T, config string) (otlp, metrics string) {
 	t.Helper()
-	otlp, otlpHTTP, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
-	_, telemetryPort, err := net.SplitHostPort(gatewaytest.FreeAddr(t))
+	otlp, otlpHTTP, metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
+	_, telemetryPort, err := net.SplitHostPort(testnet.FreeEndpoint(t))
 	require.NoError(t, err)
 	for k, v := range map[string]string{
 		"STATSGATE_OTLP_GRPC_ENDPOINT": otlp,

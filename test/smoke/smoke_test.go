@@ -28,6 +28,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
@@ -137,8 +138,8 @@ func TestComponentsListsOurs(t *testing.T) {
 
 func TestGatewayServes(t *testing.T) {
 	bin := gatewaytest.Binary(t)
-	otlpGRPC, otlpHTTP, metrics, health := gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t), gatewaytest.FreeAddr(t)
-	_, telemetryPort, err := net.SplitHostPort(gatewaytest.FreeAddr(t))
+	otlpGRPC, otlpHTTP, metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
+	_, telemetryPort, err := net.SplitHostPort(testnet.FreeEndpoint(t))
 	require.NoError(t, err)
 
 	var logs bytes.Buffer

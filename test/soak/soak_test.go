@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 
 	"github.com/stretchr/testify/assert"
@@ -96,7 +97,7 @@ func TestChurnSoak(t *testing.T) {
 
 	cfg := gatewaytest.Config{
 		Addrs:      gatewaytest.FreeAddrs(t),
-		Pprof:      gatewaytest.FreeAddr(t),
+		Pprof:      testnet.FreeEndpoint(t),
 		Processors: true,
 		Exporter:   map[string]any{"metric_expiration": expiration.String()},
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/statsgate/statsgate/internal/testnet"
 )
 
 // Addrs are the listen addresses of a gateway under test.
@@ -19,10 +21,10 @@ type Addrs struct {
 	Telemetry string // the collector's own metrics, on a Prometheus pull reader
 }
 
-// FreeAddrs are addresses nothing listens on (FreeAddr).
+// FreeAddrs are addresses nothing listens on (testnet.FreeEndpoint).
 func FreeAddrs(t testing.TB) Addrs {
 	t.Helper()
-	return Addrs{Health: FreeAddr(t), OTLP: FreeAddr(t), Metrics: FreeAddr(t), Telemetry: FreeAddr(t)}
+	return Addrs{Health: testnet.FreeEndpoint(t), OTLP: testnet.FreeEndpoint(t), Metrics: testnet.FreeEndpoint(t), Telemetry: testnet.FreeEndpoint(t)}
 }
 
 // All lists the addresses.

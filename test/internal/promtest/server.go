@@ -13,7 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
-	"github.com/statsgate/statsgate/test/internal/gatewaytest"
+	"github.com/statsgate/statsgate/internal/testnet"
 	"github.com/statsgate/statsgate/test/internal/proctest"
 )
 
@@ -31,7 +31,7 @@ func Start(t testing.TB, dir, name, bin, config string, args ...string) *Server 
 	t.Helper()
 	cfg := filepath.Join(dir, name+".yml")
 	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o600))
-	addr := gatewaytest.FreeAddr(t)
+	addr := testnet.FreeEndpoint(t)
 	p := proctest.Start(t, dir, name, nil, bin, append([]string{
 		"--config.file=" + cfg,
 		"--storage.tsdb.path=" + filepath.Join(dir, name+"-tsdb"),
