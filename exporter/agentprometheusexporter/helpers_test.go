@@ -95,21 +95,41 @@ func (te *testExporter) sweep() {
 	te.clock.tick <- te.clock.now()
 }
 
-// scrapeRaw fetches /metrics with the given Accept header.
+// scrapeRaw fetches /metrics with the given Accept header, decompressed by
+// Go's transport, which asks for gzip.
 func (te *testExporter) scrapeRaw(accept string) (string, http.Header) {
+	te.t.Helper()
+	body, h := te.fetch(http.DefaultTransport, accept, "")
+	return string(body), h
+}
+
+// scrapeEncoded fetches /metrics with the given Accept (none when empty) and
+// Accept-Encoding headers, and returns the body as it came, compressed.
+func (te *testExporter) scrapeEncoded(accept, acceptEncoding string) ([]byte, http.Header) {
+	te.t.Helper()
+	// A transport of its own, so that Go's does not unpack gzip.
+	return te.fetch(&http.Transport{DisableCompression: true}, accept, acceptEncoding)
+}
+
+// fetch GETs /metrics through rt with the given Accept and Accept-Encoding
+// headers, each left out when empty, and requires a 200.
+func (te *testExporter) fetch(rt http.RoundTripper, accept, acceptEncoding string) ([]byte, http.Header) {
 	te.t.Helper()
 	req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
 	require.NoError(te.t, err)
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if acceptEncoding != "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+	resp, err := rt.RoundTrip(req)
 	require.NoError(te.t, err)
 	defer resp.Body.Close()
 	require.Equal(te.t, http.StatusOK, resp.StatusCode)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(te.t, err)
-	return string(body), resp.Header
+	return body, resp.Header
 }
 
 // scrape fetches the text format and parses it with expfmt; a scrape that

@@ -48,26 +48,6 @@ func TestScrapeCompressed(t *testing.T) {
 	}
 }
 
-// scrapeEncoded fetches /metrics with the given Accept (none when empty) and
-// Accept-Encoding headers, and returns the body as it came, compressed.
-func (te *testExporter) scrapeEncoded(accept, acceptEncoding string) ([]byte, http.Header) {
-	te.t.Helper()
-	req, err := http.NewRequest(http.MethodGet, "http://"+te.endpoint+metricsPath, nil)
-	require.NoError(te.t, err)
-	if accept != "" {
-		req.Header.Set("Accept", accept)
-	}
-	req.Header.Set("Accept-Encoding", acceptEncoding)
-	// A transport of its own, so that Go's client does not unpack gzip.
-	resp, err := (&http.Transport{DisableCompression: true}).RoundTrip(req)
-	require.NoError(te.t, err)
-	defer resp.Body.Close()
-	require.Equal(te.t, http.StatusOK, resp.StatusCode)
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(te.t, err)
-	return body, resp.Header
-}
-
 // TestGzipLevelDeflatesEveryFormat: scrape::gzip_level is the deflate level
 // of every gzip scrape, by parts (text, OpenMetrics, delimited protobuf) and
 // through pgzip (the formats expfmt writes, protobuf text here): at level 9
