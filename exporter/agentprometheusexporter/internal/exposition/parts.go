@@ -63,8 +63,11 @@ func WriteProtobufParts(w io.Writer, st *store.Store, opts Options, scheme model
 // them (forward, so that no series is copied twice), then formatted and
 // encoded by the worker that took them.
 type part struct {
-	seq     int
-	scratch store.SnapshotScratch
+	seq int
+	// scratch holds the part's series: the taking worker's, from take until
+	// the part is formatted, so that parts waiting to be emitted hold only
+	// their encoded bytes.
+	scratch *store.SnapshotScratch
 	spans   []span
 	infos   []store.TargetInfo // target_info's series, in the first part only
 	last    bool               // the format's close follows the part
@@ -173,7 +176,7 @@ func (r *partRun) work() {
 			r.mu.Unlock()
 			return
 		}
-		p := r.take()
+		p := r.take(&t.scratch)
 		r.mu.Unlock()
 		p.enc = r.parts.Codec.Part()
 		t.formatPart(p, r.parts.Codec)
@@ -186,9 +189,12 @@ func (r *partRun) work() {
 	}
 }
 
-// take copies the next part's series out of the store; r.mu is held.
-func (r *partRun) take() *part {
+// take copies the next part's series out of the store into sc; r.mu is
+// held.
+func (r *partRun) take(sc *store.SnapshotScratch) *part {
 	p := partPool.Get().(*part)
+	sc.Reset()
+	p.scratch = sc
 	p.seq = r.taken
 	r.taken++
 	if p.seq == 0 {
@@ -198,7 +204,7 @@ func (r *partRun) take() *part {
 	for r.fam < len(r.fams) {
 		fam := r.fams[r.fam]
 		from := len(p.scratch.Snaps())
-		next, more := fam.AppendSnapshots(&p.scratch, r.opts.Release, r.start, step)
+		next, more := fam.AppendSnapshots(p.scratch, r.opts.Release, r.start, step)
 		if snaps := p.scratch.Snaps(); len(snaps) > from {
 			if n := len(p.spans); n > 0 && p.spans[n-1].family == fam {
 				p.spans[n-1].to = len(snaps)
@@ -330,7 +336,7 @@ func recycle(p *part) {
 	p.enc, p.err, p.infos, p.last, p.lines = nil, nil, nil, false, 0
 	p.lead, p.tail, p.tailSize = 0, nil, 0
 	p.spans = p.spans[:0]
-	p.scratch.Reset()
+	p.scratch = nil
 	partPool.Put(p)
 }
 
@@ -436,4 +442,5 @@ func (t *writer) formatPart(p *part, codec Codec) {
 		t.err = cerr
 	}
 	p.err = t.err
+	p.scratch = nil // the worker's, for its next part
 }
