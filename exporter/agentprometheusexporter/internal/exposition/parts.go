@@ -165,7 +165,7 @@ func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.Escapin
 
 // work takes, formats and emits parts until there are none left.
 func (r *partRun) work() {
-	t := newWriter(nil, r.opts, r.scheme, r.format)
+	t := newWriter(&partWriterPool, nil, r.opts, r.scheme, r.format)
 	defer t.release()
 	for {
 		r.mu.Lock()
@@ -345,9 +345,10 @@ func lines(s *store.Snapshot) int {
 	return 1 + len(s.Cumulative) + len(s.Quantiles)
 }
 
-// newWriter takes a writer from the pool for one scrape.
-func newWriter(w io.Writer, opts Options, scheme model.EscapingScheme, f format) *writer {
-	t := writerPool.Get().(*writer)
+// newWriter takes a writer from pool (writerPool or partWriterPool) for one
+// scrape.
+func newWriter(pool *sync.Pool, w io.Writer, opts Options, scheme model.EscapingScheme, f format) *writer {
+	t := pool.Get().(*writer)
 	t.to(w)
 	t.opts, t.scheme, t.format = opts, scheme, f
 	t.sized, _ = f.(sizedFormat)
@@ -367,10 +368,14 @@ const keepBuffer = 64 << 20
 // release returns the writer to the pool.
 func (t *writer) release() {
 	t.w, t.format, t.sized = nil, nil, nil
-	if cap(t.buf) > keepBuffer {
-		t.buf = make([]byte, 0, flushAt+256<<10)
+	pool := &writerPool
+	if t.flushAt == partFlushAt {
+		pool = &partWriterPool
 	}
-	writerPool.Put(t)
+	if cap(t.buf) > keepBuffer {
+		t.buf = make([]byte, 0, t.flushAt+t.flushAt/4)
+	}
+	pool.Put(t)
 }
 
 // targetInfos writes the target_info family.

@@ -26,15 +26,27 @@ type Options struct {
 // targetInfoHelp is the HELP text of target_info.
 const targetInfoHelp = "Target metadata"
 
-// flushAt is how full the buffer gets before it is written out: large
-// writes keep syscalls and compressor calls few per scrape; scrapes over
-// loopback HTTP got faster up to 1 MiB and no faster beyond (BENCHMARKS.md,
-// "Design measurements").
+// flushAt is how full the buffer of a whole scrape gets before it is
+// written out: large writes keep syscalls and compressor calls few per
+// scrape; scrapes over loopback HTTP got faster up to 1 MiB and no faster
+// beyond (BENCHMARKS.md, "Design measurements").
 const flushAt = 1 << 20
 
-// writerPool recycles the writers and their buffers: a scrape of a large
-// store writes hundreds of MB, and fresh buffers per scrape would be garbage.
-var writerPool = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, flushAt+256<<10)} }}
+// partFlushAt is flushAt for the workers of a scrape by parts: their
+// output goes to a part's compressor, not a socket, and deflate takes its
+// input a block at a time, so a larger buffer is only memory held per
+// worker; BenchmarkCompressedScrape (mode=gzip-parts) is as fast with it.
+const partFlushAt = 64 << 10
+
+// writerPool and partWriterPool recycle the writers and their buffers: a
+// scrape of a large store writes hundreds of MB, and fresh buffers per
+// scrape would be garbage.
+// A buffer has room for a quarter more than its flushAt: the series that
+// crosses it.
+var (
+	writerPool     = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, flushAt+flushAt/4), flushAt: flushAt} }}
+	partWriterPool = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, partFlushAt+partFlushAt/4), flushAt: partFlushAt} }}
+)
 
 // format writes one exposition format with the writer's helpers. The
 // writer walks the families that have a series to show: begin once before a
@@ -88,7 +100,9 @@ type writer struct {
 	// hold keeps the buffer from being written out: a sized format's family
 	// is not whole yet.
 	hold bool
-	out  int // bytes written out of buf since the writer was given w
+	// flushAt is flushAt or partFlushAt, by the pool the writer is of.
+	flushAt int
+	out     int // bytes written out of buf since the writer was given w
 
 	kind    store.Kind  // the current family's type
 	famName string      // the current family's name, as stored
@@ -113,7 +127,7 @@ type writer struct {
 
 // write writes the exposition of st in format f.
 func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format) error {
-	t := newWriter(w, opts, scheme, f)
+	t := newWriter(&writerPool, w, opts, scheme, f)
 	t.targetInfos(st.TargetInfos())
 	for _, fam := range st.Families() {
 		t.storeFamily(fam)
@@ -143,7 +157,7 @@ func (t *writer) flush() {
 
 // spill writes the buffer out once it is full and may be written.
 func (t *writer) spill() {
-	if len(t.buf) >= flushAt && !t.hold {
+	if len(t.buf) >= t.flushAt && !t.hold {
 		t.flush()
 	}
 }
