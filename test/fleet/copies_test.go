@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/statsgate/statsgate/internal/agentmanifest"
 )
 
 // holdings is what the replicas held at one moment: per replica, the series
@@ -168,4 +170,55 @@ func (s *sampler) copiesOf(jobs []string, windows []window) copiesFigure {
 		f.mean = sum / float64(f.samples)
 	}
 	return f
+}
+
+// visits is what the samples say of the replicas an agent exported to.
+type visits struct {
+	// checked counts, over the samples and the agents, the replicas an
+	// agent exported to within the span before the sample.
+	checked int
+	// spread counts the (sample, agent) pairs with more than one such
+	// replica: the agent moved within the span.
+	spread int
+	// unheld describes each replica that was exported to within the span
+	// but held none of the agent's series at the sample.
+	unheld []string
+}
+
+// visitsOf checks, at each sample in windows, every agent of job (its
+// manifest m, each export's replica filled in) against the replicas'
+// holdings: which replicas it exported to within span before the sample,
+// and whether each of them held its series then.
+func (s *sampler) visitsOf(job string, m agentmanifest.OTLP, windows []window, span time.Duration) visits {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var v visits
+	for _, h := range s.samples {
+		in := slices.ContainsFunc(windows, func(w window) bool { return !h.at.Before(w.from) && h.at.Before(w.to) })
+		if !in || h.err != nil {
+			continue
+		}
+		for _, a := range m.Agents {
+			held := h.byAgent[job+"\xff"+a.InstanceID]
+			var visited []string
+			for _, e := range a.Exports {
+				// An acknowledged export was ingested before its At; the
+				// sample was read after h.at.
+				if age := h.at.Sub(e.At); age >= 0 && age <= span && !slices.Contains(visited, e.Replica) {
+					visited = append(visited, e.Replica)
+				}
+			}
+			v.checked += len(visited)
+			if len(visited) > 1 {
+				v.spread++
+			}
+			for _, r := range visited {
+				if held[r] == 0 {
+					v.unheld = append(v.unheld, fmt.Sprintf("%s at %s: exported to %s within %v, which held none of its series (held: %v)",
+						a.InstanceID, h.at.Format(time.StampMilli), r, span, held))
+				}
+			}
+		}
+	}
+	return v
 }
