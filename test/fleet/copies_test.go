@@ -32,6 +32,9 @@ type cardinalityReport struct {
 	} `json:"resources"`
 }
 
+// agentKey is an agent's key in holdings.byAgent.
+func agentKey(job, instance string) string { return job + "\xff" + instance }
+
 // readHoldings reads every replica's cardinality view.
 func readHoldings(replicas []*replica) holdings {
 	h := holdings{at: time.Now(), byAgent: map[string]map[string]int64{}}
@@ -53,7 +56,7 @@ func readHoldings(replicas []*replica) holdings {
 			if res.Series == 0 {
 				continue
 			}
-			k := res.Job + "\xff" + res.Instance
+			k := agentKey(res.Job, res.Instance)
 			if h.byAgent[k] == nil {
 				h.byAgent[k] = map[string]int64{}
 			}
@@ -61,6 +64,12 @@ func readHoldings(replicas []*replica) holdings {
 		}
 	}
 	return h
+}
+
+// within says whether the sample was taken in one of windows and read
+// from every replica.
+func (h holdings) within(windows []window) bool {
+	return h.err == nil && slices.ContainsFunc(windows, func(w window) bool { return !h.at.Before(w.from) && h.at.Before(w.to) })
 }
 
 // copies is, for the agents of job, the series held summed over the
@@ -156,8 +165,7 @@ func (s *sampler) copiesOf(jobs []string, windows []window) copiesFigure {
 	var f copiesFigure
 	var sum float64
 	for _, h := range s.samples {
-		in := slices.ContainsFunc(windows, func(w window) bool { return !h.at.Before(w.from) && h.at.Before(w.to) })
-		if !in || h.err != nil {
+		if !h.within(windows) {
 			continue
 		}
 		if c, ok := h.copies(jobs...); ok {
@@ -194,12 +202,11 @@ func (s *sampler) visitsOf(job string, m agentmanifest.OTLP, windows []window, s
 	defer s.mu.Unlock()
 	var v visits
 	for _, h := range s.samples {
-		in := slices.ContainsFunc(windows, func(w window) bool { return !h.at.Before(w.from) && h.at.Before(w.to) })
-		if !in || h.err != nil {
+		if !h.within(windows) {
 			continue
 		}
 		for _, a := range m.Agents {
-			held := h.byAgent[job+"\xff"+a.InstanceID]
+			held := h.byAgent[agentKey(job, a.InstanceID)]
 			var visited []string
 			for _, e := range a.Exports {
 				// An acknowledged export was ingested before its At; the

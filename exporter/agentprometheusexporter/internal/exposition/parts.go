@@ -165,7 +165,7 @@ func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.Escapin
 
 // work takes, formats and emits parts until there are none left.
 func (r *partRun) work() {
-	t := newWriter(&partWriterPool, nil, r.opts, r.scheme, r.format)
+	t := newWriter(partWriterPool, nil, r.opts, r.scheme, r.format)
 	defer t.release()
 	for {
 		r.mu.Lock()
@@ -368,14 +368,10 @@ const keepBuffer = 64 << 20
 // release returns the writer to the pool.
 func (t *writer) release() {
 	t.w, t.format, t.sized = nil, nil, nil
-	pool := &writerPool
-	if t.flushAt == partFlushAt {
-		pool = &partWriterPool
-	}
 	if cap(t.buf) > keepBuffer {
-		t.buf = make([]byte, 0, t.flushAt+t.flushAt/4)
+		t.buf = newBuffer(t.flushAt)
 	}
-	pool.Put(t)
+	t.pool.Put(t)
 }
 
 // targetInfos writes the target_info family.

@@ -41,12 +41,22 @@ const partFlushAt = 64 << 10
 // writerPool and partWriterPool recycle the writers and their buffers: a
 // scrape of a large store writes hundreds of MB, and fresh buffers per
 // scrape would be garbage.
-// A buffer has room for a quarter more than its flushAt: the series that
-// crosses it.
 var (
-	writerPool     = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, flushAt+flushAt/4), flushAt: flushAt} }}
-	partWriterPool = sync.Pool{New: func() any { return &writer{buf: make([]byte, 0, partFlushAt+partFlushAt/4), flushAt: partFlushAt} }}
+	writerPool     = newWriterPool(flushAt)
+	partWriterPool = newWriterPool(partFlushAt)
 )
+
+// newWriterPool is a pool of writers that flush at flush; a writer goes
+// back to the pool it came from.
+func newWriterPool(flush int) *sync.Pool {
+	p := &sync.Pool{}
+	p.New = func() any { return &writer{buf: newBuffer(flush), flushAt: flush, pool: p} }
+	return p
+}
+
+// newBuffer is a writer's buffer: room for a quarter more than flush, the
+// series that crosses it.
+func newBuffer(flush int) []byte { return make([]byte, 0, flush+flush/4) }
 
 // format writes one exposition format with the writer's helpers. The
 // writer walks the families that have a series to show: begin once before a
@@ -100,8 +110,9 @@ type writer struct {
 	// hold keeps the buffer from being written out: a sized format's family
 	// is not whole yet.
 	hold bool
-	// flushAt is flushAt or partFlushAt, by the pool the writer is of.
+	// flushAt is flushAt or partFlushAt, that of pool, the writer's own.
 	flushAt int
+	pool    *sync.Pool
 	out     int // bytes written out of buf since the writer was given w
 
 	kind    store.Kind  // the current family's type
@@ -127,7 +138,7 @@ type writer struct {
 
 // write writes the exposition of st in format f.
 func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format) error {
-	t := newWriter(&writerPool, w, opts, scheme, f)
+	t := newWriter(writerPool, w, opts, scheme, f)
 	t.targetInfos(st.TargetInfos())
 	for _, fam := range st.Families() {
 		t.storeFamily(fam)
