@@ -98,7 +98,7 @@ run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
 ## test: everything CI checks: lint, generated code and the dashboard as committed, go.mod at the distro's collector
-## versions, unit tests with the race detector, every fuzz target for $(FUZZTIME_CI), conformance with contrib's exporter, smoke,
+## versions, unit tests with the race detector, every fuzz target for $(FUZZEXECS_CI) inputs, conformance with contrib's exporter, smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
 test: lint check-generated check-dashboard versions unit fuzz-ci conformance smoke cardinality k8s-check helm-check rules-test e2e fleet reliability image-test
 
@@ -413,32 +413,38 @@ container-tools:
 		PATH="$$PATH:/usr/sbin" command -v runc && [ -f $(HOST_CA_BUNDLE) ] && command -v jq,\
 		podman buildah runc skopeo ca-certificates jq)
 
-FUZZTIME    ?= 60s
-FUZZTIME_CI ?= 15s
+FUZZEXECS    ?= 1000000
+FUZZEXECS_CI ?= 300000
 
-## fuzz: run every fuzz target of the main module for $(FUZZTIME), one after the other; the targets
-## are found by go test -list, so a new or moved one cannot be left out (their seed corpora run in
-## make unit). Minimisation is off: a short run finds hundreds of new inputs and minimising each would
-## take most of it (a few hundred execs in 3 minutes instead of ~2000 a second); a failing input is
-## written to testdata/fuzz as found.
+## fuzz: run every fuzz target of the main module for $(FUZZEXECS) inputs, one after the other; the
+## targets are found by go test -list, so a new or moved one cannot be left out (their seed corpora
+## run in make unit). Minimisation is off: a short run finds hundreds of new inputs and minimising
+## each would take most of it (a few hundred execs in 3 minutes instead of ~2000 a second); a failing
+## input is written to testdata/fuzz as found.
+# The budget is a count of inputs (-fuzztime Nx), not a duration: with a duration, Go 1.26's fuzz
+# coordinator can fail a target that found nothing with a bare "context deadline exceeded" when the
+# deadline fires between cancelling its context and its workers' (go.dev/issue/75804, fixed in
+# Go 1.27). A count sets no deadline. 300,000 inputs are at least what the 15 s used before gave
+# each target on 2 cores (at most ~270,000): from ~18 s for the fastest target to ~85 s for
+# FuzzIngestScrape, ~3.5 minutes in all.
 fuzz:
 	@set -eo pipefail; \
 	targets=$$($(GO) test -list '^Fuzz' ./... | \
 		awk '/^Fuzz/ { names[++n] = $$1; next } /^ok / { for (i = 1; i <= n; i++) print $$2, names[i]; n = 0 }'); \
 	[ -n "$$targets" ] || { echo "make fuzz: go test -list found no fuzz target"; exit 1; }; \
 	while read -r pkg target; do \
-		echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 0 $$pkg"; \
-		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 "$$pkg" </dev/null; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$target\$$' -fuzztime $(FUZZEXECS)x -fuzzminimizetime 0 $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZEXECS)x -fuzzminimizetime 0 "$$pkg" </dev/null; \
 	done <<< "$$targets"
 
-## fuzz-ci: make fuzz with FUZZTIME=$(FUZZTIME_CI), from the seed corpora and testdata/fuzz (part of make test)
-# -fuzztime counts the run over the corpus (baseline coverage) first, and Go keeps every input a run
-# found interesting in its cache for the next: make test after make test, that corpus grows until
-# the baseline takes all of FUZZTIME_CI (600 cached inputs take FuzzProcessOTLP ~14 s). So the
-# project's cached inputs are dropped first (go clean -fuzzcache would drop every project's).
+## fuzz-ci: make fuzz with FUZZEXECS=$(FUZZEXECS_CI), from the seed corpora and testdata/fuzz (part of make test)
+# Go keeps every input a run found interesting in its cache and runs them all (the baseline
+# coverage) before fuzzing: make test after make test, that corpus grows and the baseline with it
+# (600 cached inputs took FuzzProcessOTLP ~14 s). So the project's cached inputs are dropped first
+# (go clean -fuzzcache would drop every project's).
 fuzz-ci:
 	rm -rf "$$($(GO) env GOCACHE)/fuzz/$$($(GO) list -m)"
-	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZTIME_CI)
+	@$(MAKE) --no-print-directory fuzz FUZZEXECS=$(FUZZEXECS_CI)
 
 ## generate: regenerate the mdatagen output of both components
 generate:
