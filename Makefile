@@ -232,9 +232,10 @@ e2e: $(DISTRO) $(TELEMETRYGEN) $(PROMETHEUS3) prometheus
 ## gRPC and HTTP) move between the replicas (max_connection_age, a rolling restart, a replica
 ## killed); what Prometheus stored must be what the agents counted, each cumulative agent's
 ## series held by one replica (copies per series <= 1.1), and out-of-order refusals must stop
-## within seconds of each move. Negative controls: departures off (copies > 2) and sample
-## timestamps off (not exact). Also the damping of agents balanced per request, and the move of
-## one agent between two replicas, alone and in a fleet.
+## within seconds of each move. Negative controls (TestFleetControl*): departures off (every
+## replica a gRPC agent exported to within the expiry window holds a copy; copies above 1.1)
+## and sample timestamps off (not exact). Also the damping of agents balanced per request, and
+## the move of one agent between two replicas, alone and in a fleet.
 ## Every query of the Grafana dashboard (deploy/dashboards) must return data over the run;
 ## DASHBOARD_SCREENSHOT=docs/dashboard.png plots what they returned into that file.
 ## FLEET_SETS adds --set overrides to every replica, e.g.

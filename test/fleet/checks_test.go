@@ -24,7 +24,30 @@ import (
 type findings struct{ msgs []string }
 
 func (f *findings) Errorf(format string, args ...any) {
-	f.msgs = append(f.msgs, fmt.Sprintf(format, args...))
+	f.msgs = append(f.msgs, oneLine(fmt.Sprintf(format, args...)))
+}
+
+// oneLine puts a testify failure on one line, its message first and then
+// what did not hold, without its trace: the findings a negative control logs
+// must not read as failures of the control.
+func oneLine(s string) string {
+	var field string
+	parts := map[string][]string{}
+	for _, l := range strings.Split(s, "\n") {
+		l = strings.TrimSpace(l)
+		for _, name := range []string{"Error Trace:", "Error:", "Test:", "Messages:"} {
+			if rest, ok := strings.CutPrefix(l, name); ok {
+				field, l = name, rest
+				break
+			}
+		}
+		parts[field] = append(parts[field], strings.Fields(l)...)
+	}
+	msg, what := strings.Join(parts["Messages:"], " "), strings.Join(parts["Error:"], " ")
+	if msg == "" || what == "" {
+		return strings.Join(strings.Fields(s), " ")
+	}
+	return msg + " (" + what + ")"
 }
 
 // checkOTLPGroup compares, per agent and kind, the counter and every

@@ -464,52 +464,58 @@ func TestFleet(t *testing.T) {
 	})
 }
 
-// The negative controls run the same fleet, shorter, with one of the
-// mechanisms the checks above rely on turned off: the checks must fail.
-func TestFleetNegativeControls(t *testing.T) {
+// TestFleetControlDepartureOff is a negative control: TestFleet's fleet,
+// shorter, with departures off. Every replica an agent visited holds a copy,
+// and the copies are above the fleet's bound. The controls are tests of
+// their own, not subtests, so that what fails in one is printed right before
+// its own result.
+func TestFleetControlDepartureOff(t *testing.T) {
 	tl := requireTools(t, true)
-	t.Run("departure off: every replica an agent visited holds a copy", func(t *testing.T) {
-		run := runFleet(t, tl, scenario{short: true})
-		run.report(t, "departure off")
-		require.Empty(t, run.restarts, "the short scenario restarts no replica")
-		// Checked agent by agent at every sample, so that how often the
-		// agents happened to move within the window does not matter: every
-		// replica an OTLP/gRPC agent exported to within the expiry window
-		// (less a second for the ingestion before each acknowledgement)
-		// holds a copy of its series.
-		for _, job := range []string{jobGRPCCumulative, jobGRPCDelta} {
-			v := run.sampler.visitsOf(job, run.manifests[job], run.steady, expiration-time.Second)
-			t.Logf("departure off: %s: %d replicas exported to within the expiry window, over the samples and agents; %d agent samples with more than one; %d without a copy",
-				job, v.checked, v.spread, len(v.unheld))
-			require.Positive(t, v.spread, "%s: no agent moved within the expiry window: nothing to check", job)
-			assert.Empty(t, v.unheld, "%s: replicas exported to within the expiry window without a copy of the agent's series", job)
+	run := runFleet(t, tl, scenario{short: true})
+	run.report(t, "departure off")
+	require.Empty(t, run.restarts, "the short scenario restarts no replica")
+	// Checked agent by agent at every sample, so that how often the
+	// agents happened to move within the window does not matter: every
+	// replica an OTLP/gRPC agent exported to within the expiry window
+	// (less a second for the ingestion before each acknowledgement)
+	// holds a copy of its series.
+	for _, job := range []string{jobGRPCCumulative, jobGRPCDelta} {
+		v := run.sampler.visitsOf(job, run.manifests[job], run.steady, expiration-time.Second)
+		t.Logf("departure off: %s: %d replicas exported to within the expiry window, over the samples and agents; %d agent samples with more than one; %d without a copy",
+			job, v.checked, v.spread, len(v.unheld))
+		require.Positive(t, v.spread, "%s: no agent moved within the expiry window: nothing to check", job)
+		assert.Empty(t, v.unheld, "%s: replicas exported to within the expiry window without a copy of the agent's series", job)
+	}
+	// So the copies that the fleet's check bounds are above its bound.
+	f := run.sampler.copiesOf([]string{grpcService, jobGRPCCumulative, jobGRPCDelta}, run.steady)
+	t.Logf("departure off: every gRPC job: copies per series %v", f)
+	require.Positive(t, f.samples)
+	assert.Greater(t, f.mean, maxCopies, "copies per series without departures: %v", f)
+	late := 0
+	for _, a := range run.manifests[jobGRPCCumulative].Agents {
+		late += len(lateRefusals(run.refusals, a.InstanceID, moveTimes(a, nil), departWithin))
+	}
+	assert.Positive(t, late, "samples refused long after a move: the copies stay")
+}
+
+// TestFleetControlSampleTimestampsOff is a negative control: TestFleet's
+// fleet, shorter, with sample timestamps off. What Prometheus stores is not
+// what the agents counted.
+func TestFleetControlSampleTimestampsOff(t *testing.T) {
+	tl := requireTools(t, true)
+	run := runFleet(t, tl, scenario{short: true, departure: true, sets: []string{"exporters::agentprometheus::send_timestamps=false"}})
+	var f findings
+	run.checkExact(t, &f)
+	// The stale copies read as counter resets: totals above what the
+	// agents counted.
+	exactness := 0
+	for _, m := range f.msgs {
+		if strings.Contains(m, ": total") || strings.Contains(m, ": resets") {
+			exactness++
 		}
-		// So the copies that the fleet's check bounds are above its bound.
-		f := run.sampler.copiesOf([]string{grpcService, jobGRPCCumulative, jobGRPCDelta}, run.steady)
-		t.Logf("departure off: every gRPC job: copies per series %v", f)
-		require.Positive(t, f.samples)
-		assert.Greater(t, f.mean, maxCopies, "copies per series without departures: %v", f)
-		late := 0
-		for _, a := range run.manifests[jobGRPCCumulative].Agents {
-			late += len(lateRefusals(run.refusals, a.InstanceID, moveTimes(a, nil), departWithin))
-		}
-		assert.Positive(t, late, "samples refused long after a move: the copies stay")
-	})
-	t.Run("sample timestamps off: what Prometheus stores is not what the agents counted", func(t *testing.T) {
-		run := runFleet(t, tl, scenario{short: true, departure: true, sets: []string{"exporters::agentprometheus::send_timestamps=false"}})
-		var f findings
-		run.checkExact(t, &f)
-		// The stale copies read as counter resets: totals above what the
-		// agents counted.
-		exactness := 0
-		for _, m := range f.msgs {
-			if strings.Contains(m, ": total") || strings.Contains(m, ": resets") {
-				exactness++
-			}
-		}
-		assert.Positive(t, exactness, "the exactness checks fail without sample timestamps")
-		t.Logf("%d findings, %d of them totals and resets, e.g.:\n%s", len(f.msgs), exactness, strings.Join(f.msgs[:min(3, len(f.msgs))], "\n"))
-	})
+	}
+	assert.Positive(t, exactness, "the exactness checks fail without sample timestamps")
+	t.Logf("%d findings, %d of them totals and resets, e.g.:\n%s", len(f.msgs), exactness, strings.Join(f.msgs[:min(3, len(f.msgs))], "\n"))
 }
 
 // stopReplicasBeforePrometheus registers the replicas' stop to run before
