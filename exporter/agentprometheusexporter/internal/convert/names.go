@@ -2,6 +2,7 @@ package convert // import "github.com/statsgate/statsgate/exporter/agentpromethe
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -85,7 +86,8 @@ func (n *names) metric(name, unit string, typ otlptranslator.MetricType) (string
 // is, so the rendered name is escaped like a value: a quote, backslash or
 // newline in it cannot break the label set. A ':' becomes '_': expfmt's
 // text and OpenMetrics encoders leave a label name unquoted when it is a
-// valid metric name, and a:b="x" parses nowhere.
+// valid metric name, and a:b="x" parses nowhere; a name of underscores only
+// ("_:") is then refused, as otlptranslator refuses "__".
 func (n *names) label(key string) (string, error) {
 	return n.labels.get(key, func() (string, error) {
 		name, err := n.labelNamer.Build(key)
@@ -95,7 +97,12 @@ func (n *names) label(key string) (string, error) {
 		case name == "__name__":
 			return promtext.ExportedNameLabel, nil
 		case n.labelNamer.UTF8Allowed:
-			return string(promtext.AppendEscaped(nil, strings.ReplaceAll(name, ":", "_"))), nil
+			name = strings.ReplaceAll(name, ":", "_")
+			if strings.Trim(name, "_") == "" {
+				// As otlptranslator refuses a key of underscores only.
+				return "", fmt.Errorf("label name %q is only underscores once ':' is '_'", key)
+			}
+			return string(promtext.AppendEscaped(nil, name)), nil
 		}
 		return name, nil
 	})

@@ -143,6 +143,8 @@ func TestInvalidNames(t *testing.T) {
 			gauge("g", "", pt{attrs: map[string]any{"..": "x"}, end: 1}), 1, 1},
 		{"attribute of underscores only in UTF-8", storetest.NoTranslation,
 			gauge("g", "", pt{attrs: map[string]any{"_": "x"}, end: 1}), 1, 1},
+		{"attribute of underscores once ':' is '_'", storetest.NoUTF8EscapingWithSuffixes,
+			gauge("g", "", pt{attrs: map[string]any{":_": "x"}, end: 1}, pt{attrs: map[string]any{"::": "x"}, end: 1}, pt{attrs: map[string]any{"a:": "x"}, end: 1}), 2, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
