@@ -78,7 +78,7 @@ var panels = []panel{
 	{
 		title: "Refusals by reason",
 		description: "Per second, over the selected replicas: data points of new series refused over a limit (max_series, " +
-			"max_series_per_resource), points dropped (type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order), " +
+			"max_series_per_resource), points dropped (type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash), " +
 			"points the receiver refused (memory_limiter: over the soft limit), and scrapes not served (scrape refused, timeout, too_slow, failed).",
 		unit: "short",
 		queries: []query{

@@ -314,6 +314,48 @@ func badInputRows() []badInputRow {
 			},
 		},
 		{
+			name:      "UTF-8 attribute names that escape alike keep the first series and drop the others as label_clash",
+			configure: func(c *Config) { c.TranslationStrategy = NoUTF8EscapingWithSuffixes },
+			bad: func(ms pmetric.MetricSlice) {
+				dps := described(ms, "clash", "").SetEmptyGauge().DataPoints()
+				for i, attrs := range []map[string]any{
+					{"a.b": "x"},
+					{"a-b": "x"}, // a_b="x" again
+					{"a_b": "x"}, // and again
+					{"a.b": "y"},
+					{"a.b": "x", "a-b": "y"}, // one label: a_b="y;x", "a-b" first
+					{"a_b": "y;x"},           // that one again
+					{"a_b": "x;y"},
+				} {
+					dp := dps.AppendEmpty()
+					dp.SetIntValue(int64(i + 1))
+					_ = dp.Attributes().FromRaw(attrs)
+				}
+			},
+			dropped: map[string]int64{"label_clash": 3},
+			check: func(t *testing.T, te *testExporter, got []string, _ map[string]*dto.MetricFamily) {
+				want := []string{
+					"clash" + lbl("a_b=x") + " 1",
+					"clash" + lbl("a_b=y") + " 4",
+					"clash" + lbl("a_b=y;x") + " 5",
+					"clash" + lbl("a_b=x;y") + " 7",
+				}
+				assert.ElementsMatch(t, want, filterPrefix(got, "clash{"))
+				// The same series for a scraper that takes UTF-8 names.
+				for _, accept := range []string{acceptText + ";escaping=allow-utf-8", acceptProtobuf + ";escaping=allow-utf-8"} {
+					body, header := te.scrapeRaw(accept)
+					families, err := decodeExposition([]byte(body), header.Get("Content-Type"))
+					require.NoError(t, err, "%s:\n%s", accept, body)
+					assert.ElementsMatch(t, []string{
+						"clash" + lbl("a.b=x") + " 1",
+						"clash" + lbl("a.b=y") + " 4",
+						"clash" + lbl("a-b=y", "a.b=x") + " 5",
+						"clash" + lbl("a_b=x;y") + " 7",
+					}, samples(map[string]*dto.MetricFamily{"clash": families["clash"]}), accept)
+				}
+			},
+		},
+		{
 			name:    "a metric named target_info is dropped: the exporter writes that family",
 			bad:     func(ms pmetric.MetricSlice) { describedGauge(ms, "target_info", 5, nil) },
 			dropped: map[string]int64{"type_conflict": 1},

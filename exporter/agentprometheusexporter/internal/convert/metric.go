@@ -117,6 +117,8 @@ func (w *worker) upsert() (*store.Series, store.Outcome) {
 		w.stats.drop(RefusedMaxSeries, 1)
 	case store.RefusedMaxSeriesPerResource:
 		w.stats.drop(RefusedMaxSeriesPerResource, 1)
+	case store.RefusedLabelClash:
+		w.stats.drop(LabelClash, 1)
 	}
 	return s, outcome
 }

@@ -17,6 +17,10 @@ const (
 	UnsupportedTemporality
 	// OutOfOrder: older than the point already stored for the series.
 	OutOfOrder
+	// LabelClash: a new series that a scraper without UTF-8 names would get
+	// as another's, its names escaped to underscores ({a.b="x"} next to
+	// {a_b="x"}); the first series keeps the labels.
+	LabelClash
 	// RefusedMaxSeries and RefusedMaxSeriesPerResource: a new series over a limit.
 	RefusedMaxSeries
 	RefusedMaxSeriesPerResource
@@ -36,6 +40,8 @@ func (r Reason) String() string {
 		return "unsupported_temporality"
 	case OutOfOrder:
 		return "out_of_order"
+	case LabelClash:
+		return "label_clash"
 	case RefusedMaxSeries:
 		return "max_series"
 	case RefusedMaxSeriesPerResource:

@@ -3,7 +3,6 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/prometheus/common/model"
@@ -276,23 +275,6 @@ func (l *labelSets) escaped(i int, name string, escape func(raw string) string) 
 	}
 	l.recent[i] = recentName{name, out}
 	return out
-}
-
-// underscoreLabelName escapes a label name that is not a legacy one: each
-// character that may not stand where it is becomes '_'.
-func underscoreLabelName(raw string) string {
-	escaped := make([]byte, 0, len(raw))
-	for i, r := range raw {
-		if r < utf8.RuneSelf && promtext.IsLegacyLabelByte(byte(r), i == 0) {
-			escaped = append(escaped, byte(r))
-		} else {
-			escaped = append(escaped, '_')
-		}
-	}
-	if s := string(escaped); s != model.MetricNameLabel {
-		return s
-	}
-	return promtext.ExportedNameLabel
 }
 
 // appendLabelValue appends `="value"` for a stored value, which is escaped

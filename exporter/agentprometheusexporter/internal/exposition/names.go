@@ -83,7 +83,7 @@ type nameMemo map[nameKey]string
 type nameKey struct {
 	name   string
 	scheme model.EscapingScheme
-	label  bool // a label name in underscore escaping (underscoreLabelName)
+	label  bool // a label name in underscore escaping (promtext.UnderscoreLabelName)
 }
 
 // escape is model.EscapeName(raw, scheme).
@@ -101,9 +101,9 @@ func (m *nameMemo) metricName(raw string, scheme model.EscapingScheme) string {
 	return m.escape(raw, scheme)
 }
 
-// escapeLabel is underscoreLabelName(raw).
+// escapeLabel is promtext.UnderscoreLabelName(raw).
 func (m *nameMemo) escapeLabel(raw string) string {
-	return m.get(nameKey{raw, model.UnderscoreEscaping, true}, func() string { return underscoreLabelName(raw) })
+	return m.get(nameKey{raw, model.UnderscoreEscaping, true}, func() string { return promtext.UnderscoreLabelName(raw) })
 }
 
 func (m *nameMemo) get(key nameKey, build func() string) string {

@@ -291,7 +291,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusPointsDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agentprometheus_points_dropped",
-		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order). [Development]"),
+		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash). [Development]"),
 		metric.WithUnit("{point}"),
 	)
 	errs = errors.Join(errs, err)

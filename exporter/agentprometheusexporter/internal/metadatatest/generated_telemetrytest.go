@@ -164,7 +164,7 @@ func AssertEqualExporterAgentprometheusFleetMessagesDropped(t *testing.T, tt *co
 func AssertEqualExporterAgentprometheusPointsDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_points_dropped",
-		Description: "Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order). [Development]",
+		Description: "Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash). [Development]",
 		Unit:        "{point}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -1,5 +1,7 @@
 package promtext // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 
+import "unicode/utf8"
+
 // Separator joins the values of labels whose names sanitise to the same
 // name, in the order of their original names, as contrib's exporter joins
 // them: one label instead of two that would not parse.
@@ -43,3 +45,23 @@ var legacyLabelByte = func() (t [256]uint8) {
 	t['_'] = 2
 	return t
 }()
+
+// UnderscoreLabelName escapes a label name that is not a legacy one for a
+// scraper that does not take UTF-8 names: each character that may not stand
+// where it is becomes '_'. Names that escape alike ("a.b", "a-b") are one
+// label of a series, their values joined with Separator; the exposition
+// writes them so, and the store keeps apart the series they would make alike.
+func UnderscoreLabelName(raw string) string {
+	escaped := make([]byte, 0, len(raw))
+	for i, r := range raw {
+		if r < utf8.RuneSelf && IsLegacyLabelByte(byte(r), i == 0) {
+			escaped = append(escaped, byte(r))
+		} else {
+			escaped = append(escaped, '_')
+		}
+	}
+	if s := string(escaped); s != "__name__" {
+		return s
+	}
+	return ExportedNameLabel
+}

@@ -34,6 +34,10 @@ type Family struct {
 	hints map[*Resource]*[]*Series
 	dead  bool // removed from the store; ingestion must look it up again
 	card  familyCounts
+	// clashes records the series that would be written alike to a scraper
+	// that does not take UTF-8 names (clash.go); nil while every set of
+	// names is plain.
+	clashes *clashes
 }
 
 // Outcome tells what Writer.Put did.
@@ -44,6 +48,9 @@ const (
 	Created
 	RefusedMaxSeries
 	RefusedMaxSeriesPerResource
+	// RefusedLabelClash: a scraper that does not take UTF-8 names would get
+	// the new series and another as one (clash.go).
+	RefusedLabelClash
 )
 
 // lockSpin is how long lock retries before it sleeps: longer than a scrape
@@ -89,6 +96,13 @@ func (f *Family) upsert(l *Labels, hash uint32, res *Resource, now int64) (*Seri
 		s.updated = now
 		return s, Updated
 	}
+	var written string
+	if !l.Names.Plain || f.clashes != nil {
+		var taken bool
+		if written, taken = f.clash(l); taken {
+			return nil, RefusedLabelClash
+		}
+	}
 	st := f.store
 	if st.total.Add(1) > st.maxSeries {
 		st.total.Add(-1)
@@ -108,6 +122,7 @@ func (f *Family) upsert(l *Labels, hash uint32, res *Resource, now int64) (*Seri
 		f.index[hash] = s.index
 	}
 	f.series = append(f.series, s)
+	f.recordClash(s, written)
 	f.hold(res, 1)
 	res.join(f, s)
 	return s, Created
@@ -189,6 +204,7 @@ func (f *Family) remove(i int32) {
 	}
 	f.series[last] = nil
 	f.series = f.series[:last]
+	f.forgetClash(s)
 	s.removed = true
 	s.Resource.leave(f, s)
 	f.hold(s.Resource, -1)

@@ -27,6 +27,11 @@ type LabelNames struct {
 
 	key  string // the names, each followed by '"': the set's identity
 	hash uint64 // of key
+	// underscored is key for the names as a scraper that does not take UTF-8
+	// names gets them (promtext.UnderscoreLabelName), names that escape
+	// alike once: sets of other names with the same underscored key may
+	// write the same series (clash.go).
+	underscored string
 	// shared marks the labels (bit i for name i) whose values a set keeps
 	// apart (LabelSet): the labels every series of a resource has alike
 	// (job, instance, resource and scope labels). Not part of the identity:
@@ -62,6 +67,10 @@ func NewSharedLabelNames(names []string, shared uint64) *LabelNames {
 	}
 	n.key = key.String()
 	n.hash = xxhash.Sum64String(n.key)
+	n.underscored = n.key
+	if !n.Plain {
+		n.underscored = underscoredKey(names)
+	}
 	return n
 }
 
