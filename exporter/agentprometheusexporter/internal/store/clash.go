@@ -21,6 +21,11 @@ import (
 // series, so a family without them keeps no record. A family's sets of
 // names are grouped by their underscored names; the series of a group with
 // more than one set of names are recorded by what they write.
+//
+// The dots and values schemes (escaping=dots, escaping=values, which no
+// Prometheus asks for by default) escape names apart unless a legacy name
+// spells another's escape (a__b next to a-b under dots); those are not
+// recorded.
 
 // clashes is a family's record; nil until the family has a set of names
 // that is not plain.
