@@ -66,7 +66,7 @@ func TestDropAttributeRemedy(t *testing.T) {
 		{"drop-attribute.yaml", dropAttributeConfig, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			otlp, metrics := startGateway(t, tc.config)
+			otlp, metrics, _ := startGateway(t, tc.config)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(otlp), otlpmetricgrpc.WithInsecure())
@@ -246,10 +246,11 @@ func viewLabels(t *testing.T, metrics, family string) []string {
 // startGateway runs the distro on config with its listen addresses taken
 // from the environment, as the shipped configs allow, and returns the OTLP
 // gRPC and /metrics addresses once it is healthy.
-func startGateway(t *testing.T, config string) (otlp, metrics string) {
+func startGateway(t *testing.T, config string) (otlp, metrics, telemetry string) {
 	t.Helper()
 	otlp, otlpHTTP, metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
-	_, telemetryPort, err := net.SplitHostPort(testnet.FreeEndpoint(t))
+	telemetry = testnet.FreeEndpoint(t)
+	_, telemetryPort, err := net.SplitHostPort(telemetry)
 	require.NoError(t, err)
 	for k, v := range map[string]string{
 		"STATSGATE_OTLP_GRPC_ENDPOINT": otlp,
@@ -262,7 +263,7 @@ func startGateway(t *testing.T, config string) (otlp, metrics string) {
 	}
 	g := gatewaytest.Start(t, gatewaytest.Binary(t), config)
 	gatewaytest.WaitHealthy(t, g, "http://"+health+"/")
-	return otlp, metrics
+	return otlp, metrics, telemetry
 }
 
 // checkRemedyIsGatewayPlusProcessor: drop-attribute.yaml without its
