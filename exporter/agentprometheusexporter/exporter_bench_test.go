@@ -432,7 +432,7 @@ func BenchmarkIngestNew(b *testing.B) {
 				b.Fatal(err)
 			}
 			const points = 1000
-			batches := make([]pmetric.Metrics, b.N/points+1)
+			batches := make([]pmetric.Metrics, (b.N+points-1)/points)
 			for a := range batches {
 				batches[a] = storetest.AgentBatch(a, points/10)
 				if utf8 {

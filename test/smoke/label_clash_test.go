@@ -2,15 +2,12 @@ package smoke
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
@@ -81,19 +78,11 @@ func TestLabelClashThroughTheBinary(t *testing.T) {
 	}, 10*time.Second, 100*time.Millisecond, "points dropped as label_clash: %v, want 2", dropped)
 }
 
-// seriesOf scrapes url asking for accept, a text format, and returns, for every series of
-// family, the value of label and the sample's value.
+// seriesOf scrapes url asking for accept, a text format, and returns, for
+// every series of family, the value of label and the sample's value.
 func seriesOf(t *testing.T, url, accept, family, label string) []string {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
-	req.Header.Set("Accept", accept)
-	resp, err := gatewaytest.HTTPClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := parser.TextToMetricFamilies(resp.Body)
+	fams, _, _, err := gatewaytest.ScrapeAccepting(url, accept)
 	require.NoError(t, err, accept)
 	var got []string
 	for _, m := range fams[family].GetMetric() {

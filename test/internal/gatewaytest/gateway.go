@@ -151,8 +151,21 @@ var HTTPClient = &http.Client{Timeout: 10 * time.Second}
 // as a Prometheus server would have to. took is the HTTP exchange alone,
 // without the parsing.
 func Scrape(url string) (fams map[string]*dto.MetricFamily, size int, took time.Duration, err error) {
+	return ScrapeAccepting(url, "")
+}
+
+// ScrapeAccepting is Scrape asking for accept, a text format (none: the
+// server's default).
+func ScrapeAccepting(url, accept string) (fams map[string]*dto.MetricFamily, size int, took time.Duration, err error) {
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	start := time.Now()
-	resp, err := HTTPClient.Get(url)
+	resp, err := HTTPClient.Do(req)
 	if err != nil {
 		return nil, 0, time.Since(start), err
 	}
