@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -37,6 +38,9 @@ type Options struct {
 	// has a job and an instance (one agent), with the newest point time of
 	// the resource stored from the batch.
 	Received func(r *store.Resource, newest int64)
+	// Aggregator, when set, takes the metrics its rules match, in place of
+	// storing them as each agent's series.
+	Aggregator *aggregate.Aggregator
 }
 
 const (
@@ -56,6 +60,8 @@ type Converter struct {
 	// TargetInfoName is the name of the per-resource target_info family.
 	TargetInfoName string
 	now            func() int64
+	agg            *aggregate.Aggregator
+	rules          *aggregate.Rules
 
 	workers sync.Pool
 }
@@ -85,6 +91,10 @@ func New(opts Options, st *store.Store, descs *descriptors.Cache, now func() int
 		bounds:         newBoundsIntern(),
 		TargetInfoName: otlptranslator.TargetInfoMetricName,
 		now:            now,
+		agg:            opts.Aggregator,
+	}
+	if c.agg != nil {
+		c.rules = c.agg.Rules()
 	}
 	if opts.Namespace != "" {
 		if ns, err := labelNamer.Build(opts.Namespace); err == nil {
@@ -119,6 +129,10 @@ func (c *Converter) ConsumeMetrics(md pmetric.Metrics) Stats {
 			for k := 0; k < ms.Len(); k++ {
 				w.metric(ms.At(k))
 			}
+		}
+		if w.agg.table != nil {
+			c.agg.Close(w.agg.table)
+			w.agg.table = nil
 		}
 		if agent && w.newest > 0 && c.opts.Received != nil {
 			c.opts.Received(w.res, w.newest)
@@ -155,6 +169,11 @@ type worker struct {
 	now   int64
 
 	res          *store.Resource
+	agent        bool        // the resource has a job and an instance
+	resAttrs     pcommon.Map // the resource's attributes
+	scopeMetrics pmetric.ScopeMetrics
+	scopeSeed    uint64
+	agg          aggregation
 	resourceBase []baseLabel
 	base         []baseLabel
 	baseSig      uint64
@@ -245,7 +264,9 @@ func (w *worker) resource(attrs pcommon.Map) (agent bool) {
 			}
 		}
 	}
-	return hasJob && hasInstance && len(instance) > 0
+	w.resAttrs = attrs
+	w.agent = hasJob && hasInstance && len(instance) > 0
+	return w.agent
 }
 
 // resourceLabel adds a resource attribute to the labels of the resource's
@@ -308,14 +329,41 @@ func (w *worker) scope(sm pmetric.ScopeMetrics) {
 	}
 	w.base = append(w.base, w.c.constLabels...)
 
+	w.baseSig = baseSignature(w.base)
+	w.last = nil // base values changed: the template must be compiled again
+	w.scopeMetrics = sm
+	if w.c.agg != nil {
+		w.scopeSeed = scopeSeed(sm)
+	}
+}
+
+// baseSignature identifies the names of a set of base labels, and which
+// of them override point attributes.
+func baseSignature(base []baseLabel) uint64 {
 	var d xxhash.Digest
 	d.Reset()
-	for _, b := range w.base {
+	for _, b := range base {
 		_, _ = d.WriteString(b.name)
 		_, _ = d.Write([]byte{0xff})
 		_, _ = d.WriteString(b.override)
 		_, _ = d.Write([]byte{0xfe})
 	}
-	w.baseSig = d.Sum64()
-	w.last = nil // base values changed: the template must be compiled again
+	return d.Sum64()
+}
+
+// scopeSeed identifies a scope among a resource's, for the sources of the
+// metrics it holds: its name, version, schema URL and attributes.
+func scopeSeed(sm pmetric.ScopeMetrics) uint64 {
+	var d xxhash.Digest
+	d.Reset()
+	scope := sm.Scope()
+	for _, s := range [...]string{scope.Name(), scope.Version(), sm.SchemaUrl()} {
+		_, _ = d.WriteString(s)
+		_, _ = d.Write([]byte{0xff})
+	}
+	var attrs uint64
+	for k, v := range scope.Attributes().All() {
+		attrs += xxhash.Sum64String(k + "\xff" + v.AsString())
+	}
+	return d.Sum64() ^ attrs
 }

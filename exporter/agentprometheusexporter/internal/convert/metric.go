@@ -22,11 +22,12 @@ func (w *worker) metric(m pmetric.Metric) {
 		w.stats.drop(InvalidName, points)
 		return
 	}
+	if rule := w.c.rules.Match(m.Name()); rule != nil {
+		w.aggregateMetric(rule, m, kind, name, points)
+		return
+	}
 	if !w.c.store.Write(&w.wr, name, kind, m.Description(), m.Unit(), w.res, w.now) {
-		w.stats.drop(TypeConflict, points)
-		if len(w.stats.Conflicts) < maxConflictNames {
-			w.stats.Conflicts = append(w.stats.Conflicts, name)
-		}
+		w.conflict(name, points)
 		return
 	}
 	defer w.wr.Close()
@@ -104,6 +105,14 @@ func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator
 	return kind, typ, points, true
 }
 
+// conflict drops the points of a metric whose family conflicts with another.
+func (w *worker) conflict(name string, points int) {
+	w.stats.drop(TypeConflict, points)
+	if len(w.stats.Conflicts) < maxConflictNames {
+		w.stats.Conflicts = append(w.stats.Conflicts, name)
+	}
+}
+
 // upsert finds or creates the series of the point's labels at the next
 // position, counting what happened.
 func (w *worker) upsert() (*store.Series, store.Outcome) {
@@ -113,6 +122,15 @@ func (w *worker) upsert() (*store.Series, store.Outcome) {
 		w.stats.Created++
 	case store.Updated:
 		w.stats.Updated++
+	default:
+		w.refused(outcome)
+	}
+	return s, outcome
+}
+
+// refused counts a new series a store limit refused.
+func (w *worker) refused(outcome store.Outcome) {
+	switch outcome {
 	case store.RefusedMaxSeries:
 		w.stats.drop(RefusedMaxSeries, 1)
 	case store.RefusedMaxSeriesPerResource:
@@ -120,7 +138,6 @@ func (w *worker) upsert() (*store.Series, store.Outcome) {
 	case store.RefusedLabelClash:
 		w.stats.drop(LabelClash, 1)
 	}
-	return s, outcome
 }
 
 // skip passes over a point that is not stored, keeping the position hints

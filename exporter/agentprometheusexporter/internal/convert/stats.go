@@ -21,6 +21,18 @@ const (
 	// as another's, its names escaped to underscores ({a.b="x"} next to
 	// {a_b="x"}); the first series keeps the labels.
 	LabelClash
+	// NotAggregatable: a summary or a non-monotonic sum that an aggregate
+	// rule matches: neither adds up across agents into anything meant.
+	NotAggregatable
+	// BoundsMismatch: a histogram whose bucket bounds are not its
+	// aggregate group's.
+	BoundsMismatch
+	// MaxSources: a new source of an aggregate beyond the sources held
+	// (max_aggregate_sources, or max_series_per_resource for one agent).
+	MaxSources
+	// Overflow: an aggregate's count would pass 2^53, beyond which float64
+	// does not count one by one.
+	Overflow
 	// RefusedMaxSeries and RefusedMaxSeriesPerResource: a new series over a limit.
 	RefusedMaxSeries
 	RefusedMaxSeriesPerResource
@@ -42,6 +54,14 @@ func (r Reason) String() string {
 		return "out_of_order"
 	case LabelClash:
 		return "label_clash"
+	case NotAggregatable:
+		return "not_aggregatable"
+	case BoundsMismatch:
+		return "bounds_mismatch"
+	case MaxSources:
+		return "max_sources"
+	case Overflow:
+		return "overflow"
 	case RefusedMaxSeries:
 		return "max_series"
 	case RefusedMaxSeriesPerResource:
@@ -54,6 +74,8 @@ func (r Reason) String() string {
 // Stats counts what one ConsumeMetrics call did.
 type Stats struct {
 	Created, Updated, Removed int64
+	// Aggregated counts the points an aggregate rule took.
+	Aggregated int64
 	Dropped                   [NumReasons]int64
 	// Conflicts names a few families whose points were dropped for a type
 	// conflict, for a rate-limited log line.

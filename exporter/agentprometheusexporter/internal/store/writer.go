@@ -50,6 +50,16 @@ func (w *Writer) Put(l *Labels) (*Series, Outcome) {
 	return s, outcome
 }
 
+// Touch marks s, a series of the family, updated; false when it was
+// removed meanwhile (expired), which a caller holding on to s learns here.
+func (w *Writer) Touch(s *Series) bool {
+	if s.removed {
+		return false
+	}
+	s.updated = w.now
+	return true
+}
+
 // Skip passes over a point that is not stored, keeping the position hints
 // of the following points aligned.
 func (w *Writer) Skip() { w.pos++ }

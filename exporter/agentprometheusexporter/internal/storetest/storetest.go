@@ -10,6 +10,7 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
@@ -54,6 +55,11 @@ type Options struct {
 	WithoutScopeInfo bool
 	MaxSeries        int // 1,000,000 when 0
 	Claims           store.Claims
+	// Aggregate are the aggregate rules; Aggregation the aggregator's
+	// settings besides them (its rules and limits come from here when
+	// unset: 1,000,000 sources, 50,000 per agent, a 5-minute expiration).
+	Aggregate   []aggregate.RuleConfig
+	Aggregation aggregate.Config
 }
 
 // Store is a store, its converter and the scrape options the exporter
@@ -62,7 +68,9 @@ type Store struct {
 	*store.Store
 	Conv *convert.Converter
 	Expo exposition.Options
-	now  int64
+	// Agg is the aggregator, nil without rules.
+	Agg *aggregate.Aggregator
+	now int64
 }
 
 // New is an empty Store.
@@ -83,12 +91,31 @@ func New(tb testing.TB, o Options) *Store {
 	if len(o.ResourceLabels) > 0 {
 		resourceLabels = convert.NewResourceLabels(resourcetotelemetry.Settings{Included: o.ResourceLabels})
 	}
+	if len(o.Aggregate) > 0 {
+		rules, err := aggregate.Compile(o.Aggregate, convert.Glob)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cfg := o.Aggregation
+		cfg.Rules = rules
+		if cfg.MaxSources == 0 {
+			cfg.MaxSources = 1_000_000
+		}
+		if cfg.MaxSourcesPerTable == 0 {
+			cfg.MaxSourcesPerTable = 50_000
+		}
+		if cfg.Expiration == 0 {
+			cfg.Expiration = 5 * time.Minute
+		}
+		s.Agg = aggregate.New(cfg, s.Store)
+	}
 	s.Conv = convert.New(convert.Options{
 		ConstLabels:      map[string]string{},
 		ResourceLabels:   resourceLabels,
 		WithoutScopeInfo: o.WithoutScopeInfo,
 		WithSuffixes:     o.Naming.WithSuffixes,
 		UTF8Allowed:      o.Naming.UTF8Allowed,
+		Aggregator:       s.Agg,
 	}, s.Store, descs, s.Now)
 	s.Expo = exposition.Options{SendTimestamps: true, TargetInfoName: s.Conv.TargetInfoName}
 	return s

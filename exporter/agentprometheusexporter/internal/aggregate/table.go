@@ -1,0 +1,395 @@
+package aggregate // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
+
+import (
+	"math"
+	"sync"
+
+	"github.com/prometheus/prometheus/model/histogram"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+)
+
+// Number is a counter or gauge point.
+type Number struct {
+	Start, Time int64
+	Value       float64
+}
+
+// Hist is a classic histogram point: its bucket counts are cumulative per
+// bound of Bounds, with the +Inf bucket in Count.
+type Hist struct {
+	Start, Time int64
+	Count       uint64
+	Sum         float64
+	Bounds      *store.Bounds // nil without buckets
+	Cumulative  []uint64
+}
+
+// Native is an exponential histogram point in Prometheus' layout.
+type Native struct {
+	Start, Time int64
+	H           *histogram.FloatHistogram
+}
+
+// Grouper finds the group of the point being aggregated: the converter,
+// which knows how the point's labels are written. nil when the group's
+// series is refused, which the grouper counts itself.
+type Grouper interface {
+	Group() *Group
+}
+
+// Table holds the sources of one agent (resource) and whether this gateway
+// counts them: it does while it is the agent's holder in the fleet (always
+// when alone), once it knows from where to count (settled).
+type Table struct {
+	a  *Aggregator
+	id store.ID
+
+	mu sync.Mutex
+	// now is the gateway clock of the batch or event being applied.
+	now int64
+	// owned: this gateway holds the agent (made the latest claim of it).
+	// settled: it knows how far the agent's counts were counted, and counts
+	// from there. settleBy is when it settles without a handover, 0 for no
+	// deadline; expect the node that held the agent before, 0 for none known.
+	owned, settled bool
+	settleBy       int64
+	expect         uint64
+	// newest is the agent's newest point time (its clock): a source whose
+	// latest point is metric_expiration older expires. updated is the
+	// gateway clock of its latest batch: a table that long idle goes.
+	newest, updated int64
+
+	counters slots[counterSlot]
+	hists    slots[histSlot]
+	natives  slots[nativeSlot]
+	gauges   slots[gaugeSlot]
+	deltas   slots[deltaSlot]
+	size     int
+	// counted says that increments went into groups since the last Close.
+	counted bool
+	// dead: swept away; Open looks the agent up again.
+	dead bool
+	inc  []uint64 // scratch for a histogram's increment
+}
+
+// counting reports whether points count now, rather than wait.
+func (t *Table) counting() bool { return t.owned && t.settled }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// saw records the time of a point.
+func (t *Table) saw(ts int64) { t.newest = max(t.newest, ts) }
+
+// source takes a place for a new source in its group, or says why not.
+func (t *Table) source(gr Grouper) (*Group, Reason) {
+	if t.size >= t.a.cfg.MaxSourcesPerTable || !t.a.reserve() {
+		return nil, MaxSources
+	}
+	g := gr.Group()
+	if g == nil {
+		t.a.release(1)
+		return nil, GroupRefused
+	}
+	t.size++
+	return g, Aggregated
+}
+
+// forget releases a removed source's place and its group.
+func (t *Table) forget(g *Group) {
+	t.size--
+	t.a.release(1)
+	if g != nil {
+		t.a.unref(g)
+	}
+}
+
+// groupOf gives a source handed over before its first point here its group.
+func groupOf(g **Group, gr Grouper) bool {
+	if *g == nil {
+		*g = gr.Group()
+	}
+	return *g != nil
+}
+
+// Counter aggregates a monotonic sum point. Call with the table locked and
+// the metric's family open in w.
+func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Grouper) Reason {
+	if !finite(p.Value) || p.Value < 0 || p.Start > p.Time {
+		return Invalid
+	}
+	t.saw(p.Time)
+	if delta {
+		g, r := t.delta(key, p.Time, gr)
+		if r != Aggregated {
+			return r
+		}
+		return t.add(g.addCounter(w, p.Value, t.now))
+	}
+	sl := t.counters.get(key)
+	if sl == nil {
+		g, r := t.source(gr)
+		if r != Aggregated {
+			return r
+		}
+		t.counters.add(key, counterSlot{start: p.Start, ts: p.Time, value: p.Value, g: g})
+		if !t.counting() {
+			return Aggregated
+		}
+		// A new source of an agent this gateway counts: it began since.
+		return t.add(g.addCounter(w, p.Value, t.now))
+	}
+	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
+	if o == stale {
+		return OutOfOrder
+	}
+	if !groupOf(&sl.g, gr) {
+		return GroupRefused
+	}
+	if t.counting() {
+		if r := t.add(sl.g.addCounter(w, counterIncrement(o, sl.value, p.Value), t.now)); r != Aggregated {
+			return r // the source keeps its point: the next one carries the increment
+		}
+	}
+	sl.start, sl.ts, sl.value = runStart(sl.start, p.Start), p.Time, p.Value
+	return Aggregated
+}
+
+// runStart keeps a known start when a point does not say its own.
+func runStart(known, start int64) int64 {
+	if start == 0 {
+		return known
+	}
+	return start
+}
+
+// Histogram aggregates a classic histogram point. Call as Counter.
+func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Grouper) Reason {
+	if !finite(p.Sum) || p.Start > p.Time {
+		return Invalid
+	}
+	t.saw(p.Time)
+	if delta {
+		g, r := t.delta(key, p.Time, gr)
+		if r != Aggregated {
+			return r
+		}
+		if !sameBounds(g.bounds, p.Bounds) {
+			return BoundsMismatch
+		}
+		return t.add(g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now))
+	}
+	sl := t.hists.get(key)
+	if sl == nil {
+		g, r := t.source(gr)
+		if r != Aggregated {
+			return r
+		}
+		if !sameBounds(g.bounds, p.Bounds) {
+			t.forget(g)
+			return BoundsMismatch
+		}
+		t.hists.add(key, histSlot{start: p.Start, ts: p.Time, sum: p.Sum, count: p.Count, cum: append([]uint64(nil), p.Cumulative...), g: g})
+		if !t.counting() {
+			return Aggregated
+		}
+		return t.add(g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now))
+	}
+	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
+	if o == stale {
+		return OutOfOrder
+	}
+	if !groupOf(&sl.g, gr) {
+		return GroupRefused
+	}
+	if !sameBounds(sl.g.bounds, p.Bounds) {
+		return BoundsMismatch
+	}
+	if t.counting() {
+		if r := t.add(t.histIncrement(w, sl, o, p)); r != Aggregated {
+			return r
+		}
+	}
+	sl.start, sl.ts, sl.sum, sl.count = runStart(sl.start, p.Start), p.Time, p.Sum, p.Count
+	sl.cum = append(sl.cum[:0], p.Cumulative...)
+	return Aggregated
+}
+
+// histIncrement adds what a histogram source gained since its latest point.
+func (t *Table) histIncrement(w *store.Writer, sl *histSlot, o order, p Hist) Reason {
+	if histogramReset(o, sl.count, sl.cum, p.Count, p.Cumulative) {
+		return sl.g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now)
+	}
+	t.inc = t.inc[:0]
+	for i, c := range p.Cumulative {
+		t.inc = append(t.inc, c-sl.cum[i])
+	}
+	return sl.g.addHistogram(w, p.Count-sl.count, p.Sum-sl.sum, t.inc, t.now)
+}
+
+// sameBounds reports whether a point's buckets are its group's.
+func sameBounds(group, point *store.Bounds) bool {
+	if group == nil || point == nil {
+		return group == point
+	}
+	if group == point {
+		return true
+	}
+	if len(group.Values) != len(point.Values) {
+		return false
+	}
+	for i, v := range group.Values {
+		if point.Values[i] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// Native aggregates an exponential histogram point. Call as Counter.
+func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Grouper) Reason {
+	if p.Start > p.Time || !finite(p.H.Sum) || p.H.Validate() != nil {
+		return Invalid
+	}
+	t.saw(p.Time)
+	if delta {
+		g, r := t.delta(key, p.Time, gr)
+		if r != Aggregated {
+			return r
+		}
+		return t.add(g.addNative(w, p.H, t.now))
+	}
+	sl := t.natives.get(key)
+	if sl == nil {
+		g, r := t.source(gr)
+		if r != Aggregated {
+			return r
+		}
+		t.natives.add(key, nativeSlot{start: p.Start, ts: p.Time, last: p.H, g: g})
+		if !t.counting() {
+			return Aggregated
+		}
+		return t.add(g.addNative(w, p.H, t.now))
+	}
+	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
+	if o == stale {
+		return OutOfOrder
+	}
+	if !groupOf(&sl.g, gr) {
+		return GroupRefused
+	}
+	if t.counting() {
+		inc, err := nativeIncrement(o, sl.last, p.H)
+		if err != nil {
+			return Invalid
+		}
+		if r := t.add(sl.g.addNative(w, inc, t.now)); r != Aggregated {
+			return r
+		}
+	}
+	sl.start, sl.ts, sl.last = runStart(sl.start, p.Start), p.Time, p.H
+	return Aggregated
+}
+
+// nativeIncrement is what h gained since last: all of h when it began a
+// new run or reset, as Prometheus detects a native histogram's reset.
+func nativeIncrement(o order, last, h *histogram.FloatHistogram) (*histogram.FloatHistogram, error) {
+	if o == newRun || h.DetectReset(last) {
+		return h, nil
+	}
+	inc, _, _, err := h.Copy().Sub(last)
+	return inc, err
+}
+
+// Gauge aggregates a gauge point: its group holds each member's latest.
+func (t *Table) Gauge(w *store.Writer, key uint64, p Number, gr Grouper) Reason {
+	if !finite(p.Value) {
+		return Invalid
+	}
+	t.saw(p.Time)
+	sl := t.gauges.get(key)
+	if sl == nil {
+		g, r := t.source(gr)
+		if r != Aggregated {
+			return r
+		}
+		sl = t.gauges.add(key, gaugeSlot{ts: p.Time, value: p.Value, g: g, member: -1})
+		if t.counting() {
+			sl.member = g.join(w, p.Value, t.now)
+		}
+		return Aggregated
+	}
+	if p.Time <= sl.ts {
+		return OutOfOrder
+	}
+	sl.ts, sl.value = p.Time, p.Value
+	switch {
+	case sl.member >= 0:
+		sl.g.setGauge(w, sl.member, p.Value, t.now)
+	case t.counting():
+		sl.member = sl.g.join(w, p.Value, t.now)
+	}
+	return Aggregated
+}
+
+// delta finds a delta source's group, or creates the source; deltas count
+// wherever they arrive, each point once: a point not newer than the
+// source's latest is a retry.
+func (t *Table) delta(key uint64, ts int64, gr Grouper) (*Group, Reason) {
+	sl := t.deltas.get(key)
+	if sl == nil {
+		g, r := t.source(gr)
+		if r != Aggregated {
+			return nil, r
+		}
+		t.deltas.add(key, deltaSlot{ts: ts, g: g})
+		return g, Aggregated
+	}
+	if ts <= sl.ts {
+		return nil, OutOfOrder
+	}
+	sl.ts = ts
+	return sl.g, Aggregated
+}
+
+// add notes that an increment went into a group.
+func (t *Table) add(r Reason) Reason {
+	if r == Aggregated {
+		t.counted = true
+	}
+	return r
+}
+
+// End removes the source of a point that says its series ended: what it
+// counted stays in its group, a gauge leaves its group.
+func (t *Table) End(w *store.Writer, key uint64, kind Kind) {
+	if sl := t.deltas.get(key); sl != nil {
+		t.forget(sl.g)
+		t.deltas.remove(key)
+	}
+	switch kind {
+	case KindCounter:
+		if sl := t.counters.get(key); sl != nil {
+			t.forget(sl.g)
+			t.counters.remove(key)
+		}
+	case KindHistogram:
+		if sl := t.hists.get(key); sl != nil {
+			t.forget(sl.g)
+			t.hists.remove(key)
+		}
+	case KindNative:
+		if sl := t.natives.get(key); sl != nil {
+			t.forget(sl.g)
+			t.natives.remove(key)
+		}
+	case KindGauge:
+		if sl := t.gauges.get(key); sl != nil {
+			if sl.member >= 0 {
+				sl.g.leave(w, sl.member, t.now)
+			}
+			t.forget(sl.g)
+			t.gauges.remove(key)
+		}
+	}
+}
