@@ -76,7 +76,7 @@ type Stats struct {
 	Created, Updated, Removed int64
 	// Aggregated counts the points an aggregate rule took.
 	Aggregated int64
-	Dropped                   [NumReasons]int64
+	Dropped    [NumReasons]int64
 	// Conflicts names a few families whose points were dropped for a type
 	// conflict, for a rate-limited log line.
 	Conflicts []string
