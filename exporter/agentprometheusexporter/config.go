@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
@@ -115,6 +116,12 @@ type FleetConfig struct {
 	ClaimInterval time.Duration `mapstructure:"claim_interval"`
 	// RejoinInterval is how often a replica that is alone joins its peers again.
 	RejoinInterval time.Duration `mapstructure:"rejoin_interval"`
+	// HandoverTimeout is how long a replica that begins to hold an agent
+	// waits for what the previous holder counted of the agent's aggregated
+	// series (aggregate) before counting them from its own first points.
+	// 0 turns handovers off: a replica that takes an agent over always
+	// counts it from its first points there.
+	HandoverTimeout time.Duration `mapstructure:"handover_timeout"`
 }
 
 // Config defines the configuration of the agentprometheus exporter.
@@ -183,6 +190,14 @@ type Config struct {
 	// Fleet makes the gateway one of a fleet of replicas that divide the agents.
 	Fleet FleetConfig `mapstructure:"fleet"`
 
+	// Aggregate sums the series of every agent into groups by chosen
+	// labels: the metrics a rule matches are served as their groups rather
+	// than as each agent's series (internal/aggregate).
+	Aggregate []aggregate.RuleConfig `mapstructure:"aggregate"`
+	// MaxAggregateSources bounds the agents' series (sources) whose latest
+	// points the aggregate rules keep; a new one beyond it is refused.
+	MaxAggregateSources int `mapstructure:"max_aggregate_sources"`
+
 	// prevent unkeyed literal initialization
 	_ struct{}
 }
@@ -244,6 +259,7 @@ func (cfg *Config) Validate() error {
 	}
 	errs = append(errs, cfg.Cardinality.validate()...)
 	errs = append(errs, cfg.Fleet.validate()...)
+	errs = append(errs, cfg.validateAggregate()...)
 	for name := range cfg.ConstLabels {
 		switch {
 		case name == "" || !utf8.ValidString(name):
@@ -304,6 +320,8 @@ func createDefaultConfig() component.Config {
 		MaxSeries:            1_000_000,
 		MaxSeriesPerResource: 50_000,
 		MaxDescriptors:       10_000,
+		// As max_series: a source's state is a quarter of a series' memory.
+		MaxAggregateSources: 1_000_000,
 		Scrape: ScrapeConfig{
 			// As confighttp's default write timeout.
 			Timeout:       30 * time.Second,
@@ -325,8 +343,32 @@ func createDefaultConfig() component.Config {
 			// testdata/gateway.yaml) and is claimed at once.
 			ClaimInterval:  15 * time.Second,
 			RejoinInterval: 10 * time.Second,
+			// Well above a claim's gossip and a handover's round trip
+			// (~0.1-1 s): the first counts of an agent that moves are
+			// counted this much later, never lost.
+			HandoverTimeout: 5 * time.Second,
 		},
 	}
+}
+
+// validateAggregate checks each rule, naming it by its place in the list.
+func (cfg *Config) validateAggregate() []error {
+	var errs []error
+	for i, r := range cfg.Aggregate {
+		if err := r.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("aggregate[%d]: %w", i, err))
+			continue
+		}
+		for j, m := range r.Metrics {
+			if _, err := convert.Glob(m); err != nil {
+				errs = append(errs, fmt.Errorf("aggregate[%d]::metrics[%d]: %q: %w", i, j, m, err))
+			}
+		}
+	}
+	if cfg.MaxAggregateSources <= 0 {
+		errs = append(errs, fmt.Errorf("max_aggregate_sources: must be positive, got %d", cfg.MaxAggregateSources))
+	}
+	return errs
 }
 
 func (c FleetConfig) validate() []error {
@@ -352,6 +394,9 @@ func (c FleetConfig) validate() []error {
 	}
 	if c.RejoinInterval <= 0 {
 		errs = append(errs, fmt.Errorf("fleet::rejoin_interval: must be positive, got %v", c.RejoinInterval))
+	}
+	if c.HandoverTimeout < 0 {
+		errs = append(errs, fmt.Errorf("fleet::handover_timeout: must not be negative, got %v", c.HandoverTimeout))
 	}
 	return errs
 }

@@ -3,6 +3,7 @@ package agentprometheusexporter
 import (
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"go.opentelemetry.io/collector/exporter/exporterhelper"
 	"go.opentelemetry.io/collector/featuregate"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 )
 
@@ -78,7 +80,13 @@ func TestLoadConfig(t *testing.T) {
 			Enabled: true, Bind: "10.0.0.1:7947", Advertise: "10.0.0.2:7948",
 			Join:          []string{"statsgate-gossip.observability.svc:7947", "10.0.0.3"},
 			SecretKeyFile: "/etc/statsgate/fleet/key", ClaimInterval: 20 * time.Second, RejoinInterval: 5 * time.Second,
+			HandoverTimeout: 3 * time.Second,
 		}, cfg.Fleet)
+		assert.Equal(t, []aggregate.RuleConfig{
+			{Metrics: []string{"rpc.server.call.duration", "http.server.*"}, By: []string{"service.name", "rpc.method", "rpc.status_code"}},
+			{Metrics: []string{"queue.depth"}, Without: []string{"service.instance.id", "k8s.pod.name"}, Gauge: "max"},
+		}, cfg.Aggregate)
+		assert.Equal(t, 11, cfg.MaxAggregateSources)
 	})
 	// testdata/gateway.yaml reads the peers from one environment variable,
 	// as its listen addresses: a comma-separated list, or nothing to run alone.
@@ -100,6 +108,10 @@ func TestLoadConfig(t *testing.T) {
 			assert.Equal(t, tc.join, cfg.Fleet.Join)
 		})
 	}
+	t.Run("an aggregate rule with by and without is refused", func(t *testing.T) {
+		_, err := loadConfig(t, "aggregate_by_and_without")
+		require.ErrorContains(t, err, "aggregate[0]: by and without: set one of them, not both")
+	})
 	t.Run("misspelt nested key is rejected and named", func(t *testing.T) {
 		_, err := loadConfig(t, "nested_misspelt")
 		require.ErrorContains(t, err, "enabeld")
@@ -145,6 +157,7 @@ func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
 		{"misspelt_dialer", "dialer::timout"},
 		{"misspelt_middleware", "middlewares[0]::idd"},
 		{"misspelt_fleet", "fleet::secret_key_fiel"},
+		{"misspelt_aggregate", "aggregate[0]::bye"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -152,6 +165,14 @@ func TestMisspeltKeysAreRejectedAtEveryDepth(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "has invalid keys: "+tt.key)
 		})
+	}
+}
+
+// aggregateRule sets one aggregate rule after a valid one, which the error
+// must not name: the rules are named by their place.
+func aggregateRule(r aggregate.RuleConfig) func(*Config) {
+	return func(c *Config) {
+		c.Aggregate = []aggregate.RuleConfig{{Metrics: []string{"ok"}, By: []string{"service.name"}}, r}
 	}
 }
 
@@ -188,12 +209,24 @@ func TestValidateNamesTheOption(t *testing.T) {
 		{"empty fleet peer", func(c *Config) { c.Fleet.Enabled, c.Fleet.Join = true, []string{"a:7946", " "} }, "fleet::join[1]: must not be empty"},
 		{"negative claim_interval", func(c *Config) { c.Fleet.Enabled, c.Fleet.ClaimInterval = true, -time.Second }, "fleet::claim_interval: must not be negative"},
 		{"zero rejoin_interval", func(c *Config) { c.Fleet.Enabled, c.Fleet.RejoinInterval = true, 0 }, "fleet::rejoin_interval: must be positive"},
+		{"negative handover_timeout", func(c *Config) { c.Fleet.Enabled, c.Fleet.HandoverTimeout = true, -time.Second }, "fleet::handover_timeout: must not be negative"},
+		{"zero max_aggregate_sources", func(c *Config) { c.MaxAggregateSources = 0 }, "max_aggregate_sources: must be positive, got 0"},
+		{"aggregate rule with by and without", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, By: []string{"a"}, Without: []string{"b"}}), "aggregate[0]: by and without: set one of them, not both"},
+		{"aggregate rule with neither by nor without", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}}), "aggregate[0]: by or without: set one of them"},
+		{"aggregate rule without metrics", aggregateRule(aggregate.RuleConfig{By: []string{"a"}}), "aggregate[0]: metrics: must list at least one metric name or pattern"},
+		{"aggregate rule with an empty metric", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m", " "}, By: []string{"a"}}), "aggregate[0]: metrics[1]: must not be empty"},
+		{"aggregate rule keeping the instance", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, By: []string{"service.name", "service.instance.id"}}), "aggregate[0]: by[1]: service.instance.id cannot be kept: an aggregated series has no instance of its own"},
+		{"aggregate rule keeping the namespace alone", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, By: []string{"service.namespace"}}), "aggregate[0]: by: service.namespace is kept only as part of job: keep service.name too"},
+		{"aggregate rule with an empty key", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, Without: []string{""}}), "aggregate[0]: without[0]: must not be empty"},
+		{"aggregate rule with a key twice", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, By: []string{"a", "a"}}), `aggregate[0]: by[1]: "a" is listed twice`},
+		{"aggregate rule with an unknown gauge function", aggregateRule(aggregate.RuleConfig{Metrics: []string{"m"}, By: []string{"a"}, Gauge: "avg"}), `aggregate[0]: gauge: unknown function "avg" (want sum, max or min)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			tt.modify(cfg)
-			require.ErrorContains(t, cfg.Validate(), tt.wantErr)
+			err := cfg.Validate()
+			require.ErrorContains(t, err, strings.Replace(tt.wantErr, "aggregate[0]", "aggregate[1]", 1))
 		})
 	}
 }

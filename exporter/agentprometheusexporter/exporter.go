@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
@@ -60,6 +61,8 @@ type agentPrometheusExporter struct {
 	store *store.Store
 	descs *descriptors.Cache
 	conv  *convert.Converter
+	// agg sums the metrics of the aggregate rules; nil without rules.
+	agg *aggregate.Aggregator
 
 	attrs attributeSets
 
@@ -92,6 +95,7 @@ type agentPrometheusExporter struct {
 	serveDone chan struct{}
 	stopSweep chan struct{}
 	sweepDone chan struct{}
+	aggDone   chan struct{}
 }
 
 func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (*agentPrometheusExporter, error) {
@@ -121,6 +125,11 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	if cfg.Fleet.Enabled {
 		opts.Received = e.received
 	}
+	if len(cfg.Aggregate) > 0 {
+		if opts.Aggregator, err = e.newAggregator(cfg, st, clk); err != nil {
+			return nil, err
+		}
+	}
 	conv := convert.New(opts, st, descs, func() int64 { return clk.now().UnixNano() })
 	*e = agentPrometheusExporter{
 		cfg:       cfg,
@@ -130,6 +139,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		store:     st,
 		descs:     descs,
 		conv:      conv,
+		agg:       opts.Aggregator,
 		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
 		scrapers:  scrape.NewScrapers(),
 	}
@@ -182,6 +192,7 @@ func (e *agentPrometheusExporter) registerGauges() error {
 	misses := func() int64 { _, m, _ := e.descs.Stats(); return m }
 	evictions := func() int64 { _, _, ev := e.descs.Stats(); return ev }
 	return errors.Join(
+		e.registerAggregateTelemetry(),
 		e.telemetry.RegisterExporterAgentprometheusSeriesActiveCallback(observe(e.store.SeriesCount)),
 		e.telemetry.RegisterExporterAgentprometheusDescriptorsCachedCallback(observe(func() int64 { return int64(e.descs.Len()) })),
 		e.telemetry.RegisterExporterAgentprometheusDescriptorCacheHitsCallback(observe(hits)),
@@ -195,6 +206,9 @@ func (e *agentPrometheusExporter) registerGauges() error {
 func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	stats := e.conv.ConsumeMetrics(md)
 	e.recordChanges(&stats)
+	if stats.Aggregated > 0 {
+		e.telemetry.ExporterAgentprometheusPointsAggregated.Add(ctx, stats.Aggregated)
+	}
 	if stats.Created > 0 {
 		e.telemetry.ExporterAgentprometheusSeriesCreated.Add(ctx, stats.Created)
 	}
@@ -302,6 +316,12 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	tick, stop := e.clock.newTicker(sweepInterval(e.cfg.MetricExpiration))
 	e.stopSweep, e.sweepDone = make(chan struct{}), make(chan struct{})
 	go e.sweep(tick, stop, e.stopSweep, e.sweepDone)
+	if e.agg != nil {
+		tick, stop := e.clock.newTicker(e.aggregateTick())
+		e.aggDone = make(chan struct{})
+		go e.aggregateTicks(tick, stop, e.stopSweep, e.aggDone)
+		e.warnAggregateAlone()
+	}
 
 	e.set.Logger.Info("Serving metrics", zap.String("endpoint", ln.Addr().String()), zap.String("path", metricsPath))
 	if e.cardinality != nil {
@@ -320,7 +340,10 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	if e.stopSweep != nil {
 		close(e.stopSweep)
 		<-e.sweepDone
-		e.stopSweep, e.sweepDone = nil, nil
+		if e.aggDone != nil {
+			<-e.aggDone
+		}
+		e.stopSweep, e.sweepDone, e.aggDone = nil, nil, nil
 	}
 	if e.server == nil {
 		return e.stopFleet()

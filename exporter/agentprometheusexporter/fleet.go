@@ -46,7 +46,7 @@ func (e *agentPrometheusExporter) startFleet() error {
 	}
 	host, _ := os.Hostname()
 	m := &fleetMember{departs: scrape.StartDepartures(&e.deltas, e.recordDeparted)}
-	node, err := fleet.Start(fleet.Config{
+	fcfg := fleet.Config{
 		// Unique per start, as memberlist needs: a restarted pod comes back
 		// under its old host name before the fleet has seen it go.
 		Name:           host + "-" + strings.ToLower(rand.Text()[:8]),
@@ -62,7 +62,19 @@ func (e *agentPrometheusExporter) startFleet() error {
 		Depart: func(id fleet.ID, through int64) bool {
 			return m.departs.Depart(store.ID(id), through)
 		},
-	}, e.set.Logger.With(zap.String("fleet", "memberlist")))
+	}
+	if e.agg != nil {
+		fcfg.Claimed = func(id fleet.ID, by uint64, point int64) {
+			e.agg.Lost(store.ID(id), by, point, e.clock.now().UnixNano())
+		}
+		fcfg.Receive = func(id fleet.ID, payload []byte) {
+			e.agg.Receive(store.ID(id), payload, e.clock.now().UnixNano())
+		}
+		fcfg.Gained = func(id fleet.ID, prev uint64) {
+			e.agg.Gained(store.ID(id), prev, e.clock.now().UnixNano())
+		}
+	}
+	node, err := fleet.Start(fcfg, e.set.Logger.With(zap.String("fleet", "memberlist")))
 	if err != nil {
 		m.departs.Stop()
 		return fmt.Errorf("fleet: %w", err)
@@ -95,21 +107,32 @@ func readSecretKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// stopFleet leaves the fleet and stops applying departures.
+// stopFleet hands the agents this gateway holds to successors, leaves the
+// fleet and stops applying departures.
 func (e *agentPrometheusExporter) stopFleet() error {
 	m := e.fleet.Swap(nil)
 	if m == nil {
 		return nil
+	}
+	if e.agg != nil && e.cfg.Fleet.HandoverTimeout > 0 {
+		offers := map[fleet.ID][]byte{}
+		for id, payload := range e.agg.Offers() {
+			offers[fleet.ID(id)] = payload
+		}
+		m.node.Offer(offers, leaveTimeout)
 	}
 	err := m.node.Stop(leaveTimeout)
 	m.departs.Stop()
 	return err
 }
 
-// received is the converter's hook: an agent's batch arrived.
+// received is the converter's hook: an agent's batch arrived. A gateway
+// that claims the agent begins to count its aggregates.
 func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 	if m := e.fleet.Load(); m != nil {
-		m.node.Received(fleet.ID(r.ID()), newest)
+		if got, prev := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && e.agg != nil {
+			e.agg.Gained(r.ID(), prev, e.clock.now().UnixNano())
+		}
 	}
 }
 

@@ -51,8 +51,9 @@ const (
 )
 
 // received records that the resource's points up to newest arrived at now,
-// and returns the claim to broadcast when there is one.
-func (c *claims) received(id ID, newest, now int64) (Claim, Received) {
+// and returns the claim to broadcast when there is one, with the node that
+// made the latest claim before it (0 for none known).
+func (c *claims) received(id ID, newest, now int64) (cl Claim, r Received, prev uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[id]
@@ -64,12 +65,42 @@ func (c *claims) received(id ID, newest, now int64) (Claim, Received) {
 	switch {
 	case e.node == c.self:
 		e.point = max(e.point, newest)
-		return Claim{}, Held
+		return Claim{}, Held, 0
 	case e.lost != 0 && now-e.lost < c.interval:
-		return Claim{}, Deferred
+		return Claim{}, Deferred, 0
 	}
+	prev = e.node
 	e.point, e.node, e.heard = e.newest, c.self, now
-	return Claim{Resource: id, Point: e.point, Node: c.self}, Claimed
+	return Claim{Resource: id, Point: e.point, Node: c.self}, Claimed, prev
+}
+
+// due claims, at now, the resources this node gave up more than the damping
+// interval ago and has received newer points of since: with per-request
+// balancing, an agent's last exports may reach only this node, and nobody
+// would hold them. It returns the claims to broadcast, each with the node
+// that made the latest claim before it.
+func (c *claims) due(now int64) (out []Claim, prev []uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, e := range c.entries {
+		if e.node != c.self && e.node != 0 && e.newest > e.point && e.lost != 0 && now-e.lost >= c.interval {
+			prev = append(prev, e.node)
+			e.point, e.node, e.heard = e.newest, c.self, now
+			out = append(out, Claim{Resource: id, Point: e.point, Node: c.self})
+		}
+	}
+	return out, prev
+}
+
+// latest is the node that made the latest claim of the resource known here,
+// 0 for none.
+func (c *claims) latest(id ID) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.entries[id]; e != nil {
+		return e.node
+	}
+	return 0
 }
 
 // Heard is what hearing another node's claim led to.

@@ -22,12 +22,12 @@ func newTestClaims() *claims { return newClaims(self, 15*time.Second, time.Minut
 
 func TestReceivingAResourceClaimsIt(t *testing.T) {
 	c := newTestClaims()
-	cl, r := c.received(agent, sec(100), sec(1))
+	cl, r, _ := c.received(agent, sec(100), sec(1))
 	require.Equal(t, Claimed, r)
 	assert.Equal(t, Claim{Resource: agent, Point: sec(100), Node: self}, cl)
 
 	// Its next batches say nothing: this node made the latest claim.
-	_, r = c.received(agent, sec(101), sec(2))
+	_, r, _ = c.received(agent, sec(101), sec(2))
 	assert.Equal(t, Held, r)
 	// The claim it hands on in a state exchange has the newest point and its age.
 	assert.Equal(t, []Claim{{Resource: agent, Point: sec(101), Node: self, Age: time.Second}}, c.own(sec(2)))
@@ -53,7 +53,7 @@ func TestAClaimOlderThanWhatIsHeldHereIsStale(t *testing.T) {
 	c.received(agent, sec(105), sec(6))
 	// Its claim carries point 105 now; a claim of 103 lost a race or was replayed.
 	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(103), Node: other}, sec(7)))
-	_, r := c.received(agent, sec(106), sec(7))
+	_, r, _ := c.received(agent, sec(106), sec(7))
 	assert.Equal(t, Held, r)
 }
 
@@ -62,7 +62,7 @@ func TestANewerClaimKeepsWhatThisNodeReceivedSinceWithoutClaiming(t *testing.T) 
 	c.received(agent, sec(100), sec(1))
 	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(2)))
 	// Back here within the interval: held, not claimed.
-	_, r := c.received(agent, sec(110), sec(5))
+	_, r, _ := c.received(agent, sec(110), sec(5))
 	require.Equal(t, Deferred, r)
 	// A third node's claim newer than the latest known but older than what
 	// this node holds: the claim is recorded, the resource stays.
@@ -73,7 +73,7 @@ func TestAnAgentThatMovesIsClaimedOnItsFirstBatch(t *testing.T) {
 	c := newTestClaims()
 	// Another node claimed the agent a moment ago; it had not reached this one.
 	require.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10)))
-	_, r := c.received(agent, sec(101), sec(10.5))
+	_, r, _ := c.received(agent, sec(101), sec(10.5))
 	assert.Equal(t, Claimed, r, "no damping for a node the agent had not reached")
 }
 
@@ -85,7 +85,7 @@ func TestAnAgentComingBackLaterIsClaimedAtOnce(t *testing.T) {
 	c.received(agent, sec(100), sec(0))
 	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10)))
 	assert.Equal(t, NotHeld, c.heard(Claim{Resource: agent, Point: sec(120), Node: third}, sec(20)), "let go at the earlier claim")
-	_, r := c.received(agent, sec(130), sec(30))
+	_, r, _ := c.received(agent, sec(130), sec(30))
 	assert.Equal(t, Claimed, r, "given up 20 s ago, more than the interval")
 }
 
@@ -96,10 +96,10 @@ func TestTheSameClaimAgainDoesNotRenewTheDamping(t *testing.T) {
 	c := newTestClaims()
 	c.received(agent, sec(100), sec(0))
 	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10)))
-	_, r := c.received(agent, sec(120), sec(20)) // it came back within the interval
+	_, r, _ := c.received(agent, sec(120), sec(20)) // it came back within the interval
 	require.Equal(t, Deferred, r)
 	require.Equal(t, KeptNewer, c.heard(Claim{Resource: agent, Point: sec(115), Node: other, Age: 15 * time.Second}, sec(22)))
-	_, r = c.received(agent, sec(125), sec(25))
+	_, r, _ = c.received(agent, sec(125), sec(25))
 	assert.Equal(t, Claimed, r, "15 s after it gave the agent up")
 	// A third node's claim in between is a hand-over: the damping starts again.
 	d := newTestClaims()
@@ -107,7 +107,7 @@ func TestTheSameClaimAgainDoesNotRenewTheDamping(t *testing.T) {
 	d.heard(Claim{Resource: agent, Point: sec(110), Node: other}, sec(10))
 	d.received(agent, sec(120), sec(20))
 	require.Equal(t, KeptNewer, d.heard(Claim{Resource: agent, Point: sec(115), Node: third}, sec(22)))
-	_, r = d.received(agent, sec(125), sec(25))
+	_, r, _ = d.received(agent, sec(125), sec(25))
 	assert.Equal(t, Deferred, r)
 }
 
@@ -117,10 +117,10 @@ func TestAGivenUpAgentIsNotClaimedBackWithinTheInterval(t *testing.T) {
 	require.Equal(t, Departed, c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10)))
 	// Per-request balancing: the agent's batches reach this node too.
 	for at := 11.0; at < 25; at++ {
-		_, r := c.received(agent, sec(100+at), sec(at))
+		_, r, _ := c.received(agent, sec(100+at), sec(at))
 		require.Equal(t, Deferred, r, "at %v s, %v s after it gave the agent up", at, at-10)
 	}
-	cl, r := c.received(agent, sec(125), sec(25))
+	cl, r, _ := c.received(agent, sec(125), sec(25))
 	require.Equal(t, Claimed, r, "the interval (15 s) has passed")
 	assert.Equal(t, sec(125), cl.Point)
 	// And the other node, which kept receiving it, gives it up in turn and
@@ -128,7 +128,7 @@ func TestAGivenUpAgentIsNotClaimedBackWithinTheInterval(t *testing.T) {
 	o := newClaims(other, 15*time.Second, time.Minute, 100)
 	o.received(agent, sec(124), sec(24))
 	require.Equal(t, Departed, o.heard(cl, sec(25)))
-	_, r = o.received(agent, sec(126), sec(26))
+	_, r, _ = o.received(agent, sec(126), sec(26))
 	assert.Equal(t, Deferred, r)
 }
 
@@ -143,7 +143,7 @@ func TestSprayedAgentsChangeHandsOncePerInterval(t *testing.T) {
 	claimsMade := 0
 	for at := 0.0; at < 120; at++ { // a batch a second, to the nodes in turn
 		n := fleet[int(at)%nodes]
-		cl, r := n.received(agent, sec(1000+at), sec(at))
+		cl, r, _ := n.received(agent, sec(1000+at), sec(at))
 		if r != Claimed {
 			continue
 		}
@@ -161,7 +161,7 @@ func TestWithoutDampingEveryBatchAfterAnotherClaimClaims(t *testing.T) {
 	c := newClaims(self, 0, time.Minute, 100)
 	c.received(agent, sec(99), sec(9))
 	c.heard(Claim{Resource: agent, Point: sec(100), Node: other}, sec(10))
-	_, r := c.received(agent, sec(101), sec(10.5))
+	_, r, _ := c.received(agent, sec(101), sec(10.5))
 	assert.Equal(t, Claimed, r)
 }
 
@@ -169,7 +169,7 @@ func TestOwnClaimsComingBackChangeNothing(t *testing.T) {
 	c := newTestClaims()
 	c.received(agent, sec(100), sec(1))
 	assert.Equal(t, Own, c.heard(Claim{Resource: agent, Point: sec(200), Node: self}, sec(2)))
-	_, r := c.received(agent, sec(101), sec(2))
+	_, r, _ := c.received(agent, sec(101), sec(2))
 	assert.Equal(t, Held, r)
 }
 

@@ -41,6 +41,17 @@ type Config struct {
 	// leaves this node; it must not block, and returns false when it could
 	// not take the departure.
 	Depart func(id ID, through int64) bool
+	// Claimed, when set, is called on memberlist's goroutine for each claim
+	// of another node that is news here (newer than any known): node by
+	// now holds the resource, with points up to point.
+	Claimed func(id ID, by uint64, point int64)
+	// Receive, when set, takes handed-over counts of a resource (Hand),
+	// on memberlist's goroutine.
+	Receive func(id ID, payload []byte)
+	// Gained, when set, is called when the node claims a resource without a
+	// batch (after its damping, holding points newer than the latest
+	// claim), with the node that made the latest claim before.
+	Gained func(id ID, prev uint64)
 }
 
 // Node is this gateway's member of the fleet.
@@ -53,8 +64,11 @@ type Node struct {
 	stats  Stats
 	log    *logWriter
 
+	handovers chan handover
+
 	stop chan struct{}
 	done chan struct{}
+	sent chan struct{}
 	once sync.Once
 }
 
@@ -63,6 +77,7 @@ type Stats struct {
 	ClaimsSent, ClaimsDeferred atomic.Int64
 	ClaimsHeard                [numHeard]atomic.Int64
 	Dropped                    [numDrops]atomic.Int64
+	Handovers                  [numHandoverOutcomes]atomic.Int64
 }
 
 // claimRetransmitMult multiplies memberlist's retransmits for claims. A
@@ -82,8 +97,12 @@ func Start(cfg Config, logger *zap.Logger) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, logger: logger,
-		claims: newClaims(id, cfg.ClaimInterval, cfg.Retain, cfg.MaxResources),
-		stop:   make(chan struct{}), done: make(chan struct{}),
+		claims:    newClaims(id, cfg.ClaimInterval, cfg.Retain, cfg.MaxResources),
+		handovers: make(chan handover, handoverBacklog),
+		stop:      make(chan struct{}), done: make(chan struct{}), sent: make(chan struct{}),
+	}
+	if n.cfg.Receive == nil {
+		n.cfg.Receive = func(ID, []byte) {}
 	}
 	mlc := memberlist.DefaultLANConfig()
 	mlc.Name = cfg.Name
@@ -107,8 +126,13 @@ func Start(cfg Config, logger *zap.Logger) (*Node, error) {
 	}
 	n.queue = &memberlist.TransmitLimitedQueue{NumNodes: n.ml.NumMembers, RetransmitMult: claimRetransmitMult * mlc.RetransmitMult}
 	go n.run()
+	go n.send()
 	return n, nil
 }
+
+// dueEvery is how often a node looks for resources to claim back after
+// their damping interval (claims.due).
+const dueEvery = time.Second
 
 // nodeID is a random, non-zero ID, new at every start: a restarted gateway
 // holds nothing of what it claimed before.
@@ -144,6 +168,8 @@ func (n *Node) run() {
 	n.join()
 	tick := time.NewTicker(n.cfg.RejoinInterval)
 	defer tick.Stop()
+	due := time.NewTicker(dueEvery)
+	defer due.Stop()
 	for {
 		select {
 		case <-n.stop:
@@ -153,6 +179,11 @@ func (n *Node) run() {
 				n.join()
 			}
 			n.claims.forget(n.cfg.Now())
+		case <-due.C:
+			claims, prev := n.claims.due(n.cfg.Now())
+			for i, c := range claims {
+				n.claimed(c, prev[i])
+			}
 		}
 	}
 }
@@ -170,9 +201,10 @@ func (n *Node) join() {
 }
 
 // Received is called for each batch of a resource with the newest point time
-// it held; it claims the resource when the rule says so.
-func (n *Node) Received(id ID, newest int64) {
-	c, r := n.claims.received(id, newest, n.cfg.Now())
+// it held; it claims the resource when the rule says so, and returns what it
+// did with the node that made the latest claim before (0 for none known).
+func (n *Node) Received(id ID, newest int64) (Received, uint64) {
+	c, r, prev := n.claims.received(id, newest, n.cfg.Now())
 	switch r {
 	case Claimed:
 		n.stats.ClaimsSent.Add(1)
@@ -180,13 +212,31 @@ func (n *Node) Received(id ID, newest int64) {
 	case Deferred:
 		n.stats.ClaimsDeferred.Add(1)
 	}
+	return r, prev
 }
+
+// claimed broadcasts a claim made without a batch (claims.due) and tells
+// the caller, as a batch's claim does.
+func (n *Node) claimed(c Claim, prev uint64) {
+	n.stats.ClaimsSent.Add(1)
+	n.queue.QueueBroadcast(&broadcast{id: c.Resource, msg: appendMessage(nil, c)})
+	if n.cfg.Gained != nil {
+		n.cfg.Gained(c.Resource, prev)
+	}
+}
+
+// Owns reports whether this node made the latest claim of the resource it
+// knows of.
+func (n *Node) Owns(id ID) bool { return n.claims.latest(id) == n.claims.self }
 
 // hear applies a claim heard from the cluster, and reports what it meant.
 func (n *Node) hear(c Claim) Heard {
 	h := n.claims.heard(c, n.cfg.Now())
 	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
 		n.stats.Dropped[DropOverloaded].Add(1)
+	}
+	if h != Stale && h != Own && n.cfg.Claimed != nil {
+		n.cfg.Claimed(c.Resource, c.Node, c.Point)
 	}
 	return h
 }
@@ -225,6 +275,7 @@ func (n *Node) Stop(timeout time.Duration) error {
 	n.once.Do(func() {
 		close(n.stop)
 		<-n.done
+		<-n.sent
 		err = errors.Join(n.ml.Leave(timeout), n.ml.Shutdown())
 		n.log.close()
 	})
@@ -249,10 +300,22 @@ func (b *broadcast) Finished()       {}
 // delegate is the node as memberlist's Delegate.
 type delegate Node
 
-func (d *delegate) NodeMeta(int) []byte { return nil }
+// NodeMeta is the node's ID, by which handovers find it.
+func (d *delegate) NodeMeta(int) []byte { return binary.BigEndian.AppendUint64(nil, d.claims.self) }
 
-// NotifyMsg runs on memberlist's packet goroutine: it must not block.
-func (d *delegate) NotifyMsg(b []byte) { (*Node)(d).ingest(b, (*Node)(d).relay) }
+// NotifyMsg runs on memberlist's packet goroutine for a claim, where it must
+// not block, and on a stream's for a handover.
+func (d *delegate) NotifyMsg(b []byte) {
+	n := (*Node)(d)
+	if len(b) > 0 && b[0] == handoverKind {
+		if err := n.receiveHandovers(b); err != nil {
+			n.stats.Dropped[DropMalformed].Add(1)
+			n.log.emit(func(l *zap.Logger) { l.Debug("Dropped a fleet handover", zap.Error(err)) })
+		}
+		return
+	}
+	n.ingest(b, n.relay)
+}
 
 func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte {
 	return d.queue.GetBroadcasts(overhead, limit)

@@ -28,6 +28,9 @@ type TelemetryBuilder struct {
 	meter                                           metric.Meter
 	mu                                              sync.Mutex
 	registrations                                   []metric.Registration
+	ExporterAgentprometheusAggregateGroups          metric.Int64ObservableGauge
+	ExporterAgentprometheusAggregateHandovers       metric.Int64ObservableCounter
+	ExporterAgentprometheusAggregateSources         metric.Int64ObservableGauge
 	ExporterAgentprometheusDescriptorCacheEvictions metric.Int64ObservableCounter
 	ExporterAgentprometheusDescriptorCacheHits      metric.Int64ObservableCounter
 	ExporterAgentprometheusDescriptorCacheMisses    metric.Int64ObservableCounter
@@ -37,6 +40,7 @@ type TelemetryBuilder struct {
 	ExporterAgentprometheusFleetClaimsSent          metric.Int64ObservableCounter
 	ExporterAgentprometheusFleetMembers             metric.Int64ObservableGauge
 	ExporterAgentprometheusFleetMessagesDropped     metric.Int64ObservableCounter
+	ExporterAgentprometheusPointsAggregated         metric.Int64Counter
 	ExporterAgentprometheusPointsDropped            metric.Int64Counter
 	ExporterAgentprometheusScrapeDuration           metric.Float64Histogram
 	ExporterAgentprometheusScrapes                  metric.Int64Counter
@@ -55,6 +59,51 @@ type telemetryBuilderOptionFunc func(mb *TelemetryBuilder)
 
 func (tbof telemetryBuilderOptionFunc) apply(mb *TelemetryBuilder) {
 	tbof(mb)
+}
+
+// RegisterExporterAgentprometheusAggregateGroupsCallback sets callback for observable ExporterAgentprometheusAggregateGroups metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusAggregateGroupsCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusAggregateGroups, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusAggregateGroups)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusAggregateHandoversCallback sets callback for observable ExporterAgentprometheusAggregateHandovers metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusAggregateHandoversCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusAggregateHandovers, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusAggregateHandovers)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
+// RegisterExporterAgentprometheusAggregateSourcesCallback sets callback for observable ExporterAgentprometheusAggregateSources metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusAggregateSourcesCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusAggregateSources, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusAggregateSources)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
 }
 
 // RegisterExporterAgentprometheusDescriptorCacheEvictionsCallback sets callback for observable ExporterAgentprometheusDescriptorCacheEvictions metric.
@@ -235,6 +284,24 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ExporterAgentprometheusAggregateGroups, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_aggregate_groups",
+		metric.WithDescription("Aggregated series (groups of the aggregate rules) that have sources on this gateway. [Development]"),
+		metric.WithUnit("{series}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusAggregateHandovers, err = builder.meter.Int64ObservableCounter(
+		"otelcol_exporter_agentprometheus_aggregate_handovers",
+		metric.WithDescription("What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, forwarded, unrouted, offered_on_stop); missed counts an agent this gateway began to count without its previous holder's counts. [Development]"),
+		metric.WithUnit("{handover}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusAggregateSources, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_aggregate_sources",
+		metric.WithDescription("Agents' series (sources) whose latest points the aggregate rules hold, against max_aggregate_sources. [Development]"),
+		metric.WithUnit("{source}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusDescriptorCacheEvictions, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_agentprometheus_descriptor_cache_evictions",
 		metric.WithDescription("Descriptors evicted because the cache reached max_descriptors. [Development]"),
@@ -289,9 +356,15 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		metric.WithUnit("{message}"),
 	)
 	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusPointsAggregated, err = builder.meter.Int64Counter(
+		"otelcol_exporter_agentprometheus_points_aggregated",
+		metric.WithDescription("Data points that aggregate rules took into their groups (or keep until this gateway knows from where to count their agent). [Development]"),
+		metric.WithUnit("{point}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusPointsDropped, err = builder.meter.Int64Counter(
 		"otelcol_exporter_agentprometheus_points_dropped",
-		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash). [Development]"),
+		metric.WithDescription("Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash; for aggregate rules not_aggregatable, bounds_mismatch, max_sources, overflow). [Development]"),
 		metric.WithUnit("{point}"),
 	)
 	errs = errors.Join(errs, err)

@@ -21,6 +21,50 @@ func NewSettings(tt *componenttest.Telemetry) exporter.Settings {
 	return set
 }
 
+func AssertEqualExporterAgentprometheusAggregateGroups(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_aggregate_groups",
+		Description: "Aggregated series (groups of the aggregate rules) that have sources on this gateway. [Development]",
+		Unit:        "{series}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_aggregate_groups")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusAggregateHandovers(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_aggregate_handovers",
+		Description: "What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, forwarded, unrouted, offered_on_stop); missed counts an agent this gateway began to count without its previous holder's counts. [Development]",
+		Unit:        "{handover}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_aggregate_handovers")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
+func AssertEqualExporterAgentprometheusAggregateSources(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_aggregate_sources",
+		Description: "Agents' series (sources) whose latest points the aggregate rules hold, against max_aggregate_sources. [Development]",
+		Unit:        "{source}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_aggregate_sources")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentprometheusDescriptorCacheEvictions(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_descriptor_cache_evictions",
@@ -161,10 +205,26 @@ func AssertEqualExporterAgentprometheusFleetMessagesDropped(t *testing.T, tt *co
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAgentprometheusPointsAggregated(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_points_aggregated",
+		Description: "Data points that aggregate rules took into their groups (or keep until this gateway knows from where to count their agent). [Development]",
+		Unit:        "{point}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_points_aggregated")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentprometheusPointsDropped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_points_dropped",
-		Description: "Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash). [Development]",
+		Description: "Number of data points not stored (reason type_conflict, invalid_name, invalid, unsupported_temporality, out_of_order, label_clash; for aggregate rules not_aggregatable, bounds_mismatch, max_sources, overflow). [Development]",
 		Unit:        "{point}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,

@@ -20,6 +20,18 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	require.NoError(t, tb.RegisterExporterAgentprometheusAggregateGroupsCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterExporterAgentprometheusAggregateHandoversCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
+	require.NoError(t, tb.RegisterExporterAgentprometheusAggregateSourcesCallback(func(_ context.Context, observer metric.Int64Observer) error {
+		observer.Observe(1)
+		return nil
+	}))
 	require.NoError(t, tb.RegisterExporterAgentprometheusDescriptorCacheEvictionsCallback(func(_ context.Context, observer metric.Int64Observer) error {
 		observer.Observe(1)
 		return nil
@@ -60,12 +72,22 @@ func TestSetupTelemetry(t *testing.T) {
 		observer.Observe(1)
 		return nil
 	}))
+	tb.ExporterAgentprometheusPointsAggregated.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusPointsDropped.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusScrapeDuration.Record(context.Background(), 1)
 	tb.ExporterAgentprometheusScrapes.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesCreated.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesRefused.Add(context.Background(), 1)
 	tb.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), 1)
+	AssertEqualExporterAgentprometheusAggregateGroups(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentprometheusAggregateHandovers(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentprometheusAggregateSources(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentprometheusDescriptorCacheEvictions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -91,6 +113,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentprometheusFleetMessagesDropped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterAgentprometheusPointsAggregated(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterAgentprometheusPointsDropped(t, testTel,
