@@ -42,6 +42,9 @@ type Aggregator struct {
 	mu     sync.Mutex
 	tables map[store.ID]*Table
 	offers map[store.ID]offer
+	// gone remembers the agents whose tables expired: the newest point
+	// time seen of each, and when it went (gateway clock).
+	gone map[store.ID]gone
 	// lastExpiry is when Tick last expired sources.
 	lastExpiry int64
 
@@ -63,6 +66,13 @@ type offer struct {
 // maxOfferBytes bounds the offers kept; one more is counted as missed.
 const maxOfferBytes = 64 << 20
 
+// gone is an agent whose table expired: a run of it that began before its
+// newest point then may have been counted here already.
+type gone struct{ newest, at int64 }
+
+// goneFor is how long, in expirations, an expired agent is remembered.
+const goneFor = 10
+
 // New returns an aggregator writing its groups into st.
 func New(cfg Config, st *store.Store) *Aggregator {
 	if cfg.Owns == nil {
@@ -71,7 +81,7 @@ func New(cfg Config, st *store.Store) *Aggregator {
 	if cfg.Send == nil {
 		cfg.Send = func(uint64, store.ID, []byte) bool { return false }
 	}
-	return &Aggregator{cfg: cfg, store: st, tables: map[store.ID]*Table{}, offers: map[store.ID]offer{}, groups: map[string]*Group{}}
+	return &Aggregator{cfg: cfg, store: st, tables: map[store.ID]*Table{}, offers: map[store.ID]offer{}, gone: map[store.ID]gone{}, groups: map[string]*Group{}}
 }
 
 // Rules are the aggregator's rules.
@@ -158,7 +168,8 @@ func (a *Aggregator) table(id store.ID) (t *Table, created bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if t = a.tables[id]; t == nil {
-		t = &Table{a: a, id: id}
+		t = &Table{a: a, id: id, seen: a.gone[id].newest}
+		delete(a.gone, id)
 		a.tables[id] = t
 		created = true
 	}
@@ -352,6 +363,11 @@ func (a *Aggregator) Tick(now int64) {
 		tables = append(tables, t)
 	}
 	if expire {
+		for id, g := range a.gone {
+			if now-g.at > goneFor*int64(a.cfg.Expiration) {
+				delete(a.gone, id)
+			}
+		}
 		for id, o := range a.offers {
 			if now-o.at > int64(a.cfg.Expiration) {
 				delete(a.offers, id)
@@ -392,6 +408,9 @@ func (a *Aggregator) expire(t *Table, now int64) {
 		a.mu.Lock()
 		if a.tables[t.id] == t {
 			delete(a.tables, t.id)
+			if len(a.gone) < a.cfg.MaxSources {
+				a.gone[t.id] = gone{newest: max(t.newest, t.seen), at: now}
+			}
 		}
 		a.mu.Unlock()
 		return
@@ -437,9 +456,16 @@ func (a *Aggregator) leaveGauges(t *Table) {
 // dropCumulative forgets t's cumulative sources not newer than through:
 // what they counted stays in their groups. Call with t locked.
 func (a *Aggregator) dropCumulative(t *Table, through int64) {
-	t.counters.each(func(_ uint64, sl *counterSlot) bool { return a.keep(t, through+1, sl.ts, sl.g) })
-	t.hists.each(func(_ uint64, sl *histSlot) bool { return a.keep(t, through+1, sl.ts, sl.g) })
-	t.natives.each(func(_ uint64, sl *nativeSlot) bool { return a.keep(t, through+1, sl.ts, sl.g) })
+	newer := func(ts int64, g *Group) bool {
+		if ts > through {
+			return true
+		}
+		t.forget(g)
+		return false
+	}
+	t.counters.each(func(_ uint64, sl *counterSlot) bool { return newer(sl.ts, sl.g) })
+	t.hists.each(func(_ uint64, sl *histSlot) bool { return newer(sl.ts, sl.g) })
+	t.natives.each(func(_ uint64, sl *nativeSlot) bool { return newer(sl.ts, sl.g) })
 }
 
 // resumGauges adds every gauge group's members up again.

@@ -14,9 +14,10 @@ import (
 //     it when its run began since; a source the holder did not have began
 //     since, and counts from zero;
 //   - without them, when nobody is known to have held the agent, a source
-//     counts from zero if its run began since this gateway started, and from
-//     its first point here if it began before (what it counted then is not
-//     this gateway's to know);
+//     counts from zero if its run began since this gateway started (and
+//     since the agent's newest point when it last expired here), and from
+//     its first point here if it began before (what was counted of it then
+//     is not this gateway's to know);
 //   - without them though a holder is known (the handover missed): from its
 //     first point here, never guessing what the holder counted.
 //
@@ -27,7 +28,9 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 		a.handovers[HandoverMissed].Add(1)
 	}
 	// whole reports whether all of a run counts.
-	whole := func(start int64) bool { return hd != nil || fresh && start != 0 && start >= a.cfg.Started }
+	whole := func(start int64) bool {
+		return hd != nil || fresh && start != 0 && start >= a.cfg.Started && start > t.seen
+	}
 	now := t.now
 	t.counters.each(func(key uint64, sl *counterSlot) bool {
 		inc := 0.0

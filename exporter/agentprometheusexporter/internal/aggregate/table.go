@@ -59,6 +59,10 @@ type Table struct {
 	// latest point is metric_expiration older expires. updated is the
 	// gateway clock of its latest batch: a table that long idle goes.
 	newest, updated int64
+	// seen is the newest point time of the agent when its previous table
+	// here expired, 0 for none: a run that began by then may have been
+	// counted already, and counts from its first point.
+	seen int64
 
 	counters slots[counterSlot]
 	hists    slots[histSlot]
