@@ -32,10 +32,10 @@ func TestAGroupAddsIncrementsAndNeverGoesDown(t *testing.T) {
 		assert.GreaterOrEqual(t, got, last, "never down")
 		last = got
 	}
-	step("a", pt{get, 1, 10}, 3, 3)     // a run that began since the gateway: all of it
-	step("b", pt{get, 2, 10}, 4, 7)     // another agent, same group
-	step("a", pt{get, 1, 20}, 5, 9)     // +2
-	step("a", pt{get, 25, 30}, 1, 10)   // a restarted: a new run, from zero
+	step("a", pt{get, 1, 10}, 3, 3)       // a run that began since the gateway: all of it
+	step("b", pt{get, 2, 10}, 4, 7)       // another agent, same group
+	step("a", pt{get, 1, 20}, 5, 9)       // +2
+	step("a", pt{get, 25, 30}, 1, 10)     // a restarted: a new run, from zero
 	step("a", pt{get, 25, 40}, 0.5, 10.5) // went down without a new start: a reset, counted from zero
 	step("b", pt{get, 2, 40}, 4, 10.5)    // b did not move
 }

@@ -99,7 +99,7 @@ func (b *batch) gauge(name string, p pt, v float64) *batch {
 func (b *batch) ended(name string, p pt) *batch {
 	b.gauge(name, p, 0)
 	dps := b.metric(name).Gauge().DataPoints()
-	dps.At(dps.Len()-1).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
+	dps.At(dps.Len() - 1).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 	return b
 }
 

@@ -8,9 +8,9 @@ import (
 
 func TestOrderOfAPointAfterItsSourcesLatest(t *testing.T) {
 	for _, tc := range []struct {
-		name                      string
+		name                       string
 		srcStart, srcTS, start, ts int64
-		want                      order
+		want                       order
 	}{
 		{"later in the same run", 1, 10, 1, 20, sameRun},
 		{"a retry of the latest point", 1, 10, 1, 10, stale},
@@ -28,10 +28,10 @@ func TestOrderOfAPointAfterItsSourcesLatest(t *testing.T) {
 
 func TestCounterIncrement(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		o        order
-		last, v  float64
-		want     float64
+		name    string
+		o       order
+		last, v float64
+		want    float64
 	}{
 		{"grew", sameRun, 5, 8, 3},
 		{"did not move", sameRun, 5, 5, 0},
