@@ -249,6 +249,14 @@ func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
 		return
 	}
 	t.now = now
+	if t.owned && !t.settled && t.expect == 0 {
+		// Nobody is known to have held the agent before: this gateway
+		// counts what it has as it would have at its deadline, and hands
+		// that on. (A handover it waits for is passed on to the new
+		// claimant by the fleet.)
+		a.settle(t, nil)
+		a.noteCounted(t)
+	}
 	if t.owned && t.settled {
 		a.hand(to, id, t.encode())
 		through = maxTime // everything it counted went with the counts

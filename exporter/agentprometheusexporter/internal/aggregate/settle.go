@@ -19,13 +19,17 @@ import (
 //     its first point here if it began before (what was counted of it then
 //     is not this gateway's to know);
 //   - without them though a holder is known (the handover missed): from its
-//     first point here, never guessing what the holder counted.
+//     first point newer than any it has now (rebaseAt), which the holder
+//     cannot have counted, since it stopped counting when it heard this
+//     gateway's claim, long before the handover timed out: never guessing
+//     what the holder counted.
 //
 // Call with t locked.
 func (a *Aggregator) settle(t *Table, hd *handed) {
 	fresh := hd == nil && t.expect == 0
 	if hd == nil && t.expect != 0 {
 		a.handovers[HandoverMissed].Add(1)
+		t.rebaseAt = t.newest
 	}
 	// whole reports whether all of a run counts.
 	whole := func(start int64) bool {

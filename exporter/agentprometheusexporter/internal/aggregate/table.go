@@ -63,6 +63,11 @@ type Table struct {
 	// here expired, 0 for none: a run that began by then may have been
 	// counted already, and counts from its first point.
 	seen int64
+	// rebaseAt is the agent's newest point time when this gateway settled
+	// without the counts of the holder it knew of: a point not newer may
+	// have been counted there, so a source counts from its first point
+	// after it.
+	rebaseAt int64
 
 	counters slots[counterSlot]
 	hists    slots[histSlot]
@@ -79,6 +84,11 @@ type Table struct {
 
 // counting reports whether points count now, rather than wait.
 func (t *Table) counting() bool { return t.owned && t.settled }
+
+// counts reports whether a cumulative source's next point counts from its
+// latest, at ts: when this gateway counts, and the latest is not one that a
+// holder whose counts it missed may have counted.
+func (t *Table) counts(ts int64) bool { return t.counting() && ts > t.rebaseAt }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
@@ -137,7 +147,7 @@ func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Gr
 			return r
 		}
 		t.counters.add(key, counterSlot{start: p.Start, ts: p.Time, value: p.Value, g: g})
-		if !t.counting() {
+		if !t.counts(p.Time) {
 			return Aggregated
 		}
 		// A new source of an agent this gateway counts: it began since.
@@ -150,7 +160,7 @@ func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Gr
 	if !groupOf(&sl.g, gr) {
 		return GroupRefused
 	}
-	if t.counting() {
+	if t.counts(sl.ts) {
 		if r := t.add(sl.g.addCounter(w, counterIncrement(o, sl.value, p.Value), t.now)); r != Aggregated {
 			return r // the source keeps its point: the next one carries the increment
 		}
@@ -194,7 +204,7 @@ func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Gr
 			return BoundsMismatch
 		}
 		t.hists.add(key, histSlot{start: p.Start, ts: p.Time, sum: p.Sum, count: p.Count, cum: append([]uint64(nil), p.Cumulative...), g: g})
-		if !t.counting() {
+		if !t.counts(p.Time) {
 			return Aggregated
 		}
 		return t.add(g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now))
@@ -209,7 +219,7 @@ func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Gr
 	if !sameBounds(sl.g.bounds, p.Bounds) {
 		return BoundsMismatch
 	}
-	if t.counting() {
+	if t.counts(sl.ts) {
 		if r := t.add(t.histIncrement(w, sl, o, p)); r != Aggregated {
 			return r
 		}
@@ -270,7 +280,7 @@ func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Gro
 			return r
 		}
 		t.natives.add(key, nativeSlot{start: p.Start, ts: p.Time, last: p.H, g: g})
-		if !t.counting() {
+		if !t.counts(p.Time) {
 			return Aggregated
 		}
 		return t.add(g.addNative(w, p.H, t.now))
@@ -282,7 +292,7 @@ func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Gro
 	if !groupOf(&sl.g, gr) {
 		return GroupRefused
 	}
-	if t.counting() {
+	if t.counts(sl.ts) {
 		inc, err := nativeIncrement(o, sl.last, p.H)
 		if err != nil {
 			return Invalid
