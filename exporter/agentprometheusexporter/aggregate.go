@@ -36,9 +36,9 @@ func (e *agentPrometheusExporter) newAggregator(cfg *Config, st *store.Store, cl
 		},
 	}
 	if cfg.Fleet.Enabled && cfg.Fleet.HandoverTimeout > 0 {
-		acfg.Send = func(to uint64, id store.ID, payload []byte) bool {
+		acfg.Send = func(to uint64, id store.ID, payload []byte, from aggregate.From) bool {
 			m := e.fleet.Load()
-			return m != nil && m.node.Hand(to, fleet.ID(id), payload)
+			return m != nil && m.node.Hand(to, fleet.ID(id), payload, from.Giver, from.Answers)
 		}
 	}
 	return aggregate.New(acfg, st), nil

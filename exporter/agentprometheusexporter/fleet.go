@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -67,11 +68,11 @@ func (e *agentPrometheusExporter) startFleet() error {
 		fcfg.Claimed = func(id fleet.ID, by uint64, point int64) {
 			e.agg.Lost(store.ID(id), by, point, e.clock.now().UnixNano())
 		}
-		fcfg.Receive = func(id fleet.ID, payload []byte) {
-			e.agg.Receive(store.ID(id), payload, e.clock.now().UnixNano())
+		fcfg.Receive = func(id fleet.ID, payload []byte, giver uint64, answers int64, keep bool) bool {
+			return e.agg.Receive(store.ID(id), payload, aggregate.From{Giver: giver, Answers: answers}, keep, e.clock.now().UnixNano())
 		}
-		fcfg.Gained = func(id fleet.ID, prev uint64) {
-			e.agg.Gained(store.ID(id), prev, e.clock.now().UnixNano())
+		fcfg.Gained = func(id fleet.ID, prev uint64, point int64) {
+			e.agg.Gained(store.ID(id), prev, point, e.clock.now().UnixNano())
 		}
 	}
 	node, err := fleet.Start(fcfg, e.set.Logger.With(zap.String("fleet", "memberlist")))
@@ -115,9 +116,9 @@ func (e *agentPrometheusExporter) stopFleet() error {
 		return nil
 	}
 	if e.agg != nil && e.cfg.Fleet.HandoverTimeout > 0 {
-		offers := map[fleet.ID][]byte{}
-		for id, payload := range e.agg.Offers() {
-			offers[fleet.ID(id)] = payload
+		offers := map[fleet.ID]fleet.Counts{}
+		for id, c := range e.agg.Offers() {
+			offers[fleet.ID(id)] = fleet.Counts{Payload: c.Payload, Giver: c.Giver}
 		}
 		m.node.Offer(offers, leaveTimeout)
 	}
@@ -130,8 +131,8 @@ func (e *agentPrometheusExporter) stopFleet() error {
 // that claims the agent begins to count its aggregates.
 func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 	if m := e.fleet.Load(); m != nil {
-		if got, prev := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && e.agg != nil {
-			e.agg.Gained(r.ID(), prev, e.clock.now().UnixNano())
+		if got, prev, point := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && e.agg != nil {
+			e.agg.Gained(r.ID(), prev, point, e.clock.now().UnixNano())
 		}
 	}
 }

@@ -30,8 +30,9 @@ type Config struct {
 	// Owns reports whether this gateway made the latest claim of the agent
 	// it knows of (fleet only).
 	Owns func(store.ID) bool
-	// Send queues an agent's counts for node to; false when they could not be.
-	Send func(to uint64, id store.ID, payload []byte) bool
+	// Send queues an agent's counts for node to; false when they could not
+	// be queued.
+	Send func(to uint64, id store.ID, payload []byte, from From) bool
 }
 
 // Aggregator sums the sources of each group, as the package doc says.
@@ -45,6 +46,10 @@ type Aggregator struct {
 	// gone remembers the agents whose tables expired: the newest point
 	// time seen of each, and when it went (gateway clock).
 	gone map[store.ID]gone
+	// relays are the agents this gateway lost while it waited for their
+	// previous holder's counts: what it held of them then, to count from
+	// those counts when they come, and hand on (Lost).
+	relays map[store.ID]*Table
 	// lastExpiry is when Tick last expired sources.
 	lastExpiry int64
 
@@ -56,10 +61,23 @@ type Aggregator struct {
 	handovers  [numHandovers]atomic.Int64
 }
 
-// offer is the counts of an agent that a gateway which stopped handed to
-// this one for whichever gateway holds the agent next.
+// From says whose counts are handed over, and which claim of the agent they
+// answer: a gateway that waits for counts takes only those of the holder
+// before it that answer its own claim. Any others are out of date (an
+// earlier holding of the same gateway's, delivered late).
+type From struct {
+	// Giver is the gateway that counted them; 0 for this one.
+	Giver uint64
+	// Answers is the point time of the claim that ended the giver's
+	// holding; 0 for an offer (the giver stopped).
+	Answers int64
+}
+
+// offer is the counts of an agent that a gateway (giver) which stopped
+// handed to this one for whichever gateway holds the agent next.
 type offer struct {
 	payload []byte
+	giver   uint64
 	at      int64
 }
 
@@ -78,10 +96,7 @@ func New(cfg Config, st *store.Store) *Aggregator {
 	if cfg.Owns == nil {
 		cfg.Owns = func(store.ID) bool { return true }
 	}
-	if cfg.Send == nil {
-		cfg.Send = func(uint64, store.ID, []byte) bool { return false }
-	}
-	return &Aggregator{cfg: cfg, store: st, tables: map[store.ID]*Table{}, offers: map[store.ID]offer{}, gone: map[store.ID]gone{}, groups: map[string]*Group{}}
+	return &Aggregator{cfg: cfg, store: st, tables: map[store.ID]*Table{}, offers: map[store.ID]offer{}, gone: map[store.ID]gone{}, relays: map[store.ID]*Table{}, groups: map[string]*Group{}}
 }
 
 // Rules are the aggregator's rules.
@@ -202,7 +217,7 @@ func (a *Aggregator) begin(t *Table, expect uint64) {
 	t.settled, t.expect = false, expect
 	t.settleBy = t.now
 	if a.cfg.Fleet {
-		if o, ok := a.takeOffer(t.id); ok {
+		if o, ok := a.takeOffer(t.id); ok && o.giver == expect {
 			if hd, err := decodeHandover(o.payload); err == nil {
 				a.handovers[HandoverApplied].Add(1)
 				a.settle(t, hd)
@@ -213,16 +228,17 @@ func (a *Aggregator) begin(t *Table, expect uint64) {
 	}
 }
 
-// Gained is called when this gateway claimed an agent that expect (0: none
-// known) held before: it counts the agent once it has that one's counts.
-func (a *Aggregator) Gained(id store.ID, expect uint64, now int64) {
+// Gained is called when this gateway claimed an agent, with point, that
+// expect (0: none known) held before: it counts the agent once it has that
+// one's counts.
+func (a *Aggregator) Gained(id store.ID, expect uint64, point, now int64) {
 	t, _ := a.table(id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dead || t.owned {
 		return
 	}
-	t.now, t.owned = now, true
+	t.now, t.owned, t.claimPoint = now, true, point
 	a.begin(t, expect)
 	if t.settled {
 		a.noteCounted(t)
@@ -235,7 +251,7 @@ func (a *Aggregator) Gained(id store.ID, expect uint64, now int64) {
 // agent from now on wait, uncounted, until it holds the agent again.
 func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
 	if o, ok := a.takeOffer(id); ok {
-		a.hand(to, id, o.payload)
+		a.hand(to, id, o.payload, From{Giver: o.giver, Answers: through})
 	}
 	a.mu.Lock()
 	t := a.tables[id]
@@ -249,6 +265,15 @@ func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
 		return
 	}
 	t.now = now
+	if t.owned && !t.settled && t.expect != 0 {
+		// It held the agent, waiting for its previous holder's counts:
+		// its points up to the claim are its to count, from those counts,
+		// and to hand on; they wait apart until the counts come or time
+		// out. Newer ones are the claimant's time, and wait here.
+		a.mu.Lock()
+		a.relays[id] = t.upTo(through, to)
+		a.mu.Unlock()
+	}
 	if t.owned && !t.settled && t.expect == 0 {
 		// Nobody is known to have held the agent before: this gateway
 		// counts what it has as it would have at its deadline, and hands
@@ -258,81 +283,154 @@ func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
 		a.noteCounted(t)
 	}
 	if t.owned && t.settled {
-		a.hand(to, id, t.encode())
+		a.hand(to, id, t.encode(), From{Answers: through})
 		through = maxTime // everything it counted went with the counts
 	}
+	a.letGo(t, through)
+}
+
+// letGo makes t wait, holding only its points newer than through: this
+// gateway may hold the agent again, and count them, before anyone else has.
+// Call with t locked.
+func (a *Aggregator) letGo(t *Table, through int64) {
 	t.owned, t.settled, t.expect = false, false, 0
+	t.endedCounters = newerRuns(t.endedCounters, through, func(s counterSlot) int64 { return s.ts })
+	t.endedHists = newerRuns(t.endedHists, through, func(s histSlot) int64 { return s.ts })
+	t.endedNatives = newerRuns(t.endedNatives, through, func(s nativeSlot) int64 { return s.ts })
 	a.leaveGauges(t)
-	// Points newer than the claim's wait: this gateway may hold the agent
-	// again, and count them, before anyone else has.
 	a.dropCumulative(t, through)
 }
 
+
+
 const maxTime = int64(^uint64(0) >> 1)
 
-// hand queues counts for the gateway to, counting the outcome.
-func (a *Aggregator) hand(to uint64, id store.ID, payload []byte) {
-	if to != 0 && a.cfg.Send(to, id, payload) {
+// newerRuns keeps the ended runs whose latest point is newer than through.
+func newerRuns[S any](m map[uint64][]S, through int64, ts func(S) int64) map[uint64][]S {
+	for key, runs := range m {
+		kept := runs[:0]
+		for _, r := range runs {
+			if ts(r) > through {
+				kept = append(kept, r)
+			}
+		}
+		if len(kept) == 0 {
+			delete(m, key)
+		} else {
+			m[key] = kept
+		}
+	}
+	return m
+}
+
+// hand queues counts for the gateway to, counting the outcome. Without
+// handovers it does nothing.
+func (a *Aggregator) hand(to uint64, id store.ID, payload []byte, from From) {
+	switch {
+	case a.cfg.Send == nil:
+	case to != 0 && a.cfg.Send(to, id, payload, from):
 		a.handovers[HandoverSent].Add(1)
-	} else {
+	default:
 		a.handovers[HandoverUnsent].Add(1)
 	}
 }
 
-// Receive applies counts handed over for an agent: this gateway counts on
-// from them if it holds the agent and waits for them; it keeps them for
-// later if it does not hold the agent (yet).
-func (a *Aggregator) Receive(id store.ID, payload []byte, now int64) {
+// Receive applies counts of an agent handed over: this gateway counts on
+// from them if it holds the agent and waits for them (they are from the
+// agent's holder before it, and answer its claim); if it lost the agent
+// while it waited for them, it counts its own time as holder from them and
+// hands the result on to the agent's new holder. Counts it does not wait
+// for are out of date: it drops them (stale). It reports whether it took
+// them; an offer (keep) it keeps for when it holds the agent.
+func (a *Aggregator) Receive(id store.ID, payload []byte, from From, keep bool, now int64) bool {
 	hd, err := decodeHandover(payload)
 	if err != nil {
 		a.handovers[HandoverMalformed].Add(1)
-		return
+		return true
 	}
 	a.mu.Lock()
-	t := a.tables[id]
-	a.mu.Unlock()
-	if t != nil {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if !t.dead && t.owned {
-			if t.settled {
-				a.handovers[HandoverLate].Add(1)
-				return
-			}
-			t.now = now
-			a.handovers[HandoverApplied].Add(1)
-			a.settle(t, hd)
-			a.noteCounted(t)
-			return
-		}
+	t, relay := a.tables[id], a.relays[id]
+	if relay != nil && relay.awaits(from) {
+		delete(a.relays, id)
+	} else {
+		relay = nil
 	}
-	a.keepOffer(id, payload, now)
+	a.mu.Unlock()
+	if relay != nil {
+		// Only this call holds relay now: no lock needed.
+		relay.now = now
+		a.handovers[HandoverApplied].Add(1)
+		a.settle(relay, hd)
+		a.noteCounted(relay)
+		a.hand(relay.relay, id, relay.encode(), From{Answers: relay.relayPoint})
+		return true
+	}
+	if t != nil && a.apply(t, hd, from, keep, now) {
+		return true
+	}
+	if !keep {
+		return false
+	}
+	a.keepOffer(id, payload, from.Giver, now)
+	return true
 }
 
-// Offers returns the counts of every agent this gateway holds, to hand to
-// the gateways that will hold them: a gateway that stops calls it last.
-func (a *Aggregator) Offers() map[store.ID][]byte {
+// apply settles t with handed counts when it waits for them; an offer
+// (from a gateway that stopped) when t waits for its giver's.
+func (a *Aggregator) apply(t *Table, hd *handed, from From, offer bool, now int64) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.dead || offer && !(t.owned && !t.settled && t.expect == from.Giver):
+		return false
+	case t.owned && t.settled:
+		a.handovers[HandoverLate].Add(1)
+		return true
+	case t.owned && !offer && !t.awaits(from):
+		a.handovers[HandoverStale].Add(1)
+		return true
+	case t.owned:
+		t.now = now
+		a.handovers[HandoverApplied].Add(1)
+		a.settle(t, hd)
+		a.noteCounted(t)
+		return true
+	}
+	return false
+}
+
+// Counts are an agent's counts on their way, and the gateway that counted
+// them (0: this one).
+type Counts struct {
+	Payload []byte
+	Giver   uint64
+}
+
+// Offers returns the counts of every agent this gateway holds, and the
+// offers it keeps, to hand to the gateways that will hold the agents: a
+// gateway that stops calls it last.
+func (a *Aggregator) Offers() map[store.ID]Counts {
 	a.mu.Lock()
 	tables := make([]*Table, 0, len(a.tables))
 	for _, t := range a.tables {
 		tables = append(tables, t)
 	}
-	out := make(map[store.ID][]byte, len(a.offers))
+	out := make(map[store.ID]Counts, len(a.offers))
 	for id, o := range a.offers {
-		out[id] = o.payload
+		out[id] = Counts{Payload: o.payload, Giver: o.giver}
 	}
 	a.mu.Unlock()
 	for _, t := range tables {
 		t.mu.Lock()
 		if !t.dead && t.counting() {
-			out[t.id] = t.encode()
+			out[t.id] = Counts{Payload: t.encode()}
 		}
 		t.mu.Unlock()
 	}
 	return out
 }
 
-func (a *Aggregator) keepOffer(id store.ID, payload []byte, now int64) {
+func (a *Aggregator) keepOffer(id store.ID, payload []byte, giver uint64, now int64) {
 	if a.offerBytes.Add(int64(len(payload))) > maxOfferBytes {
 		a.offerBytes.Add(-int64(len(payload)))
 		a.handovers[HandoverMissed].Add(1)
@@ -343,7 +441,7 @@ func (a *Aggregator) keepOffer(id store.ID, payload []byte, now int64) {
 	if old, ok := a.offers[id]; ok {
 		a.offerBytes.Add(-int64(len(old.payload)))
 	}
-	a.offers[id] = offer{payload: payload, at: now}
+	a.offers[id] = offer{payload: payload, giver: giver, at: now}
 	a.handovers[HandoverOffered].Add(1)
 }
 
@@ -369,6 +467,14 @@ func (a *Aggregator) Tick(now int64) {
 	tables := make([]*Table, 0, len(a.tables))
 	for _, t := range a.tables {
 		tables = append(tables, t)
+	}
+	for id, r := range a.relays {
+		if now >= r.settleBy {
+			// The counts it was to count from never came: neither it nor
+			// the new holder counts its time as holder.
+			delete(a.relays, id)
+			a.handovers[HandoverMissed].Add(1)
+		}
 	}
 	if expire {
 		for id, g := range a.gone {
@@ -410,6 +516,7 @@ func (a *Aggregator) expire(t *Table, now int64) {
 	if now-t.updated > exp {
 		a.leaveGauges(t)
 		a.dropCumulative(t, maxTime)
+		t.endedCounters, t.endedHists, t.endedNatives = nil, nil, nil
 		t.deltas.each(func(_ uint64, sl *deltaSlot) bool { t.forget(sl.g); return false })
 		t.gauges.each(func(_ uint64, sl *gaugeSlot) bool { t.forget(sl.g); return false })
 		t.dead = true

@@ -51,8 +51,6 @@ type Group struct {
 	values []float64
 	free   []int32
 	sum    float64
-	// total is a native histogram group's sum.
-	total *histogram.FloatHistogram
 
 	// sources counts the sources that add to the group on every replica's
 	// part that is this one: the registry forgets a group without any.
@@ -90,11 +88,8 @@ func (g *Group) live(w *store.Writer, now int64) *store.Series {
 // value goes on.
 func (g *Group) adopt(s *store.Series, outcome store.Outcome, now int64) {
 	g.series = s
-	switch {
-	case outcome == store.Created:
+	if outcome == store.Created {
 		g.begin(s, now)
-	case g.kind == KindNative && s.Native() != nil:
-		g.total = Float(s.Native(), s.Count, s.Value)
 	}
 }
 
@@ -111,7 +106,6 @@ func (g *Group) begin(s *store.Series, now int64) {
 			s.Histogram = &store.Histogram{Bounds: g.bounds, Cumulative: make([]uint64, len(g.bounds.Values))}
 		}
 	case KindNative:
-		g.total = nil
 		s.SetNative(&store.NativeHistogram{ZeroThreshold: defaultZeroThreshold})
 	}
 	if g.kind != KindGauge {
@@ -172,18 +166,19 @@ func (g *Group) addNative(w *store.Writer, inc *histogram.FloatHistogram, now in
 	if inc.Count > maxExact-float64(s.Count) || math.IsInf(s.Value+inc.Sum, 0) {
 		return Overflow
 	}
-	var total *histogram.FloatHistogram
-	if g.total == nil {
-		total = inc.Copy()
-	} else {
+	// The total lives in the series alone: whatever adds to it adds to
+	// what is served.
+	total := inc.Copy()
+	if n := s.Native(); n != nil && (s.Count > 0 || len(n.Positive.Counts)+len(n.Negative.Counts) > 0) {
+		// An empty one has no schema to reduce to.
 		var err error
-		if total, _, _, err = g.total.Copy().Add(inc); err != nil {
+		if total, _, _, err = Float(n, s.Count, s.Value).Add(inc); err != nil {
 			return Invalid
 		}
 	}
-	g.total = total.Compact(0)
-	s.SetNative(dense(g.total, s.Native()))
-	s.Count, s.Value = uint64(g.total.Count), g.total.Sum
+	total.Compact(0)
+	s.SetNative(dense(total, s.Native()))
+	s.Count, s.Value = uint64(total.Count), total.Sum
 	stamp(s, now)
 	return Aggregated
 }

@@ -11,12 +11,15 @@ import (
 
 // A handover is what a gateway counted of one agent's cumulative sources:
 // each source's latest point, from which the gateway that holds the agent
-// next counts on. Deltas need none (each point counts where it arrives) and
-// gauges none (a gauge is its latest value).
+// next counts on, after the ends of its earlier runs it knows of (markers:
+// the next holder counts the tail of a run it saw more of). Deltas need
+// none (each point counts where it arrives) and gauges none (a gauge is its
+// latest value).
 //
 // The encoding: a version byte, then the counters, the classic histograms
-// and the exponential ones, each kind as a count followed by its sources.
-// A source is its key (8 bytes, big-endian), its start and time (varints),
+// and the exponential ones, each kind as a count followed by its points,
+// a source's oldest first (its key repeated, its latest last). A point is
+// its source's key (8 bytes, big-endian), its start and time (varints),
 // then its values: a counter's as a float64; a histogram's sum (float64),
 // count and cumulative bucket counts (uvarints, each bucket as its
 // difference from the one below); an exponential histogram's schema
@@ -25,11 +28,11 @@ import (
 // (float64s), each list after its length.
 const handoverVersion = 1
 
-// handed is a decoded handover.
+// handed is a decoded handover: each source's points, oldest first.
 type handed struct {
-	counters map[uint64]counterSlot
-	hists    map[uint64]histSlot
-	natives  map[uint64]nativeSlot
+	counters map[uint64][]counterSlot
+	hists    map[uint64][]histSlot
+	natives  map[uint64][]nativeSlot
 }
 
 var errHandover = errors.New("malformed handover")
@@ -37,15 +40,10 @@ var errHandover = errors.New("malformed handover")
 // encode writes what t counted. Call with t locked and counting.
 func (t *Table) encode() []byte {
 	b := []byte{handoverVersion}
-	b = binary.AppendUvarint(b, uint64(t.counters.len()))
-	t.counters.each(func(key uint64, sl *counterSlot) bool {
-		b = appendHead(b, key, sl.start, sl.ts)
-		b = appendFloat(b, sl.value)
-		return true
+	b = appendPoints(b, &t.counters, t.endedCounters, func(b []byte, sl *counterSlot) []byte {
+		return appendFloat(b, sl.value)
 	})
-	b = binary.AppendUvarint(b, uint64(t.hists.len()))
-	t.hists.each(func(key uint64, sl *histSlot) bool {
-		b = appendHead(b, key, sl.start, sl.ts)
+	b = appendPoints(b, &t.hists, t.endedHists, func(b []byte, sl *histSlot) []byte {
 		b = appendFloat(b, sl.sum)
 		b = binary.AppendUvarint(b, sl.count)
 		b = binary.AppendUvarint(b, uint64(len(sl.cum)))
@@ -54,18 +52,35 @@ func (t *Table) encode() []byte {
 			b = binary.AppendUvarint(b, c-below)
 			below = c
 		}
-		return true
+		return b
 	})
-	b = binary.AppendUvarint(b, uint64(t.natives.len()))
-	t.natives.each(func(key uint64, sl *nativeSlot) bool {
-		b = appendHead(b, key, sl.start, sl.ts)
+	b = appendPoints(b, &t.natives, t.endedNatives, func(b []byte, sl *nativeSlot) []byte {
 		h := sl.last
 		b = binary.AppendVarint(b, int64(h.Schema))
 		for _, f := range [...]float64{h.ZeroThreshold, h.ZeroCount, h.Count, h.Sum} {
 			b = appendFloat(b, f)
 		}
 		b = appendSpans(b, h.PositiveSpans, h.PositiveBuckets)
-		b = appendSpans(b, h.NegativeSpans, h.NegativeBuckets)
+		return appendSpans(b, h.NegativeSpans, h.NegativeBuckets)
+	})
+	return b
+}
+
+// appendPoints appends the points of one kind: each source's ended runs,
+// then its latest.
+func appendPoints[S runPoint](b []byte, s *slots[S], ended map[uint64][]S, values func([]byte, *S) []byte) []byte {
+	n := s.len()
+	for key := range s.index {
+		n += len(ended[key])
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	s.each(func(key uint64, sl *S) bool {
+		for i := range ended[key] {
+			start, ts := ended[key][i].at()
+			b = values(appendHead(b, key, start, ts), &ended[key][i])
+		}
+		start, ts := (*sl).at()
+		b = values(appendHead(b, key, start, ts), sl)
 		return true
 	})
 	return b
@@ -175,10 +190,10 @@ func decodeHandover(b []byte) (*handed, error) {
 		return nil, fmt.Errorf("%w: unknown version", errHandover)
 	}
 	r := &reader{b: b[1:]}
-	hd := &handed{counters: map[uint64]counterSlot{}, hists: map[uint64]histSlot{}, natives: map[uint64]nativeSlot{}}
+	hd := &handed{counters: map[uint64][]counterSlot{}, hists: map[uint64][]histSlot{}, natives: map[uint64][]nativeSlot{}}
 	for n := r.count(18); n > 0 && r.err == nil; n-- {
 		key, start, ts := r.u64(), r.varint(), r.varint()
-		hd.counters[key] = counterSlot{start: start, ts: ts, value: r.float()}
+		hd.counters[key] = append(hd.counters[key], counterSlot{start: start, ts: ts, value: r.float()})
 	}
 	for n := r.count(20); n > 0 && r.err == nil; n-- {
 		key, start, ts := r.u64(), r.varint(), r.varint()
@@ -196,7 +211,7 @@ func decodeHandover(b []byte) (*handed, error) {
 		if len(sl.cum) > 0 && sl.cum[len(sl.cum)-1] > sl.count {
 			r.fail("buckets above the count")
 		}
-		hd.hists[key] = sl
+		hd.hists[key] = append(hd.hists[key], sl)
 	}
 	for n := r.count(47); n > 0 && r.err == nil; n-- {
 		key, start, ts := r.u64(), r.varint(), r.varint()
@@ -207,7 +222,7 @@ func decodeHandover(b []byte) (*handed, error) {
 		if r.err == nil && h.Validate() != nil {
 			r.fail("invalid native histogram")
 		}
-		hd.natives[key] = nativeSlot{start: start, ts: ts, last: h}
+		hd.natives[key] = append(hd.natives[key], nativeSlot{start: start, ts: ts, last: h})
 	}
 	if r.err == nil && len(r.b) != 0 {
 		r.fail("trailing bytes")

@@ -1,6 +1,9 @@
 package aggregate // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/prometheus/prometheus/model/histogram"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -24,6 +27,10 @@ import (
 //     gateway's claim, long before the handover timed out: never guessing
 //     what the holder counted.
 //
+// A run that ended while this gateway waited (the agent restarted, or its
+// counter reset) is a segment of its own, counted by the same rules: a
+// segment that began after the holder's latest point counts whole.
+//
 // Call with t locked.
 func (a *Aggregator) settle(t *Table, hd *handed) {
 	fresh := hd == nil && t.expect == 0
@@ -31,92 +38,206 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 		a.handovers[HandoverMissed].Add(1)
 		t.rebaseAt = t.newest
 	}
-	// whole reports whether all of a run counts.
+	// whole reports whether all of a source's first segment counts without
+	// a holder's point to count from.
 	whole := func(start int64) bool {
 		return hd != nil || fresh && start != 0 && start >= a.cfg.Started && start > t.seen
 	}
 	now := t.now
 	t.counters.each(func(key uint64, sl *counterSlot) bool {
+		runs := hd.counter(key)
 		inc := 0.0
-		if h, ok := hd.counter(key); ok {
-			switch o := orderOf(h.start, h.ts, sl.start, sl.ts); o {
-			case stale:
-				*sl = counterSlot{start: h.start, ts: h.ts, value: h.value, g: sl.g}
-			default:
-				inc = counterIncrement(o, h.value, sl.value)
+		var boundary int64
+		segs := append(t.endedCounters[key], *sl)
+		for i, seg := range segs {
+			w, m := place(runs, seg.start, seg.ts, boundary)
+			switch {
+			case w == within:
+				inc += counterIncrement(sameRun, m.value, seg.value)
+			case w == before && (runs != nil || i > 0 || whole(seg.start)):
+				inc += seg.value
 			}
-		} else if whole(sl.start) {
-			inc = sl.value
+			boundary = seg.ts
 		}
 		if inc > 0 && sl.g != nil {
 			a.write(sl.g, now, func(w *store.Writer) { t.add(sl.g.addCounter(w, inc, now)) })
 		}
+		t.endedCounters = markers(t.endedCounters, key, sl, runs, func(dst *counterSlot, src counterSlot) {
+			src.g = dst.g
+			*dst = src
+		})
 		return true
 	})
 	t.hists.each(func(key uint64, sl *histSlot) bool {
-		if h, ok := hd.hist(key); ok {
-			switch o := orderOf(h.start, h.ts, sl.start, sl.ts); {
-			case o == stale || !sameLength(h.cum, sl.cum):
-				h.g = sl.g
-				*sl = h
-			case histogramReset(o, h.count, h.cum, sl.count, sl.cum):
-				a.addHist(t, sl, sl.count, sl.sum, sl.cum)
-			default:
-				inc := make([]uint64, len(sl.cum))
-				for i, c := range sl.cum {
-					inc[i] = c - h.cum[i]
+		runs := hd.hist(key)
+		var boundary int64
+		for i, seg := range append(t.endedHists[key], *sl) {
+			w, m := place(runs, seg.start, seg.ts, boundary)
+			switch {
+			case w == within && len(m.cum) == len(seg.cum) && !histogramReset(sameRun, m.count, m.cum, seg.count, seg.cum):
+				inc := make([]uint64, len(seg.cum))
+				for i, c := range seg.cum {
+					inc[i] = c - m.cum[i]
 				}
-				a.addHist(t, sl, sl.count-h.count, sl.sum-h.sum, inc)
+				a.addHist(t, sl, seg.count-m.count, seg.sum-m.sum, inc)
+			case w == within, w == before && (runs != nil || i > 0 || whole(seg.start)):
+				a.addHist(t, sl, seg.count, seg.sum, seg.cum)
 			}
-		} else if whole(sl.start) {
-			a.addHist(t, sl, sl.count, sl.sum, sl.cum)
+			boundary = seg.ts
 		}
+		t.endedHists = markers(t.endedHists, key, sl, runs, func(dst *histSlot, src histSlot) {
+			src.g = dst.g
+			*dst = src
+		})
 		return true
 	})
 	t.natives.each(func(key uint64, sl *nativeSlot) bool {
-		var inc *histogram.FloatHistogram
-		if h, ok := hd.native(key); ok {
-			switch o := orderOf(h.start, h.ts, sl.start, sl.ts); o {
-			case stale:
-				h.g = sl.g
-				*sl = h
-			default:
-				inc, _ = nativeIncrement(o, h.last, sl.last)
+		runs := hd.native(key)
+		var boundary int64
+		for i, seg := range append(t.endedNatives[key], *sl) {
+			w, m := place(runs, seg.start, seg.ts, boundary)
+			var inc *histogram.FloatHistogram
+			switch {
+			case w == within:
+				inc, _ = nativeIncrement(sameRun, m.last, seg.last)
+			case w == before && (runs != nil || i > 0 || whole(seg.start)):
+				inc = seg.last
 			}
-		} else if whole(sl.start) {
-			inc = sl.last
+			if inc != nil && sl.g != nil {
+				a.write(sl.g, now, func(w *store.Writer) { t.add(sl.g.addNative(w, inc, now)) })
+			}
+			boundary = seg.ts
 		}
-		if inc != nil && sl.g != nil {
-			a.write(sl.g, now, func(w *store.Writer) { t.add(sl.g.addNative(w, inc, now)) })
-		}
+		t.endedNatives = markers(t.endedNatives, key, sl, runs, func(dst *nativeSlot, src nativeSlot) {
+			src.g = dst.g
+			*dst = src
+		})
 		return true
 	})
 	if hd != nil {
 		// The holder's sources that have not sent a point here yet: the
-		// next one counts on from the holder's.
-		for key, h := range hd.counters {
-			if t.room() {
-				t.counters.add(key, h)
+		// next one counts on from the holder's latest.
+		addHanded(t, &t.counters, &t.endedCounters, hd.counters)
+		addHanded(t, &t.hists, &t.endedHists, hd.hists)
+		addHanded(t, &t.natives, &t.endedNatives, hd.natives)
+	}
+	if t.owned {
+		t.gauges.each(func(_ uint64, sl *gaugeSlot) bool {
+			if sl.member < 0 {
+				a.write(sl.g, now, func(w *store.Writer) { sl.member = sl.g.join(w, sl.value, now) })
 			}
-		}
-		for key, h := range hd.hists {
-			if t.room() {
-				t.hists.add(key, h)
-			}
-		}
-		for key, h := range hd.natives {
-			if t.room() {
-				t.natives.add(key, h)
-			}
+			return true
+		})
+	}
+	t.settled, t.settleBy = true, 0
+}
+
+// where is where the holder's counts leave a segment of a source's points:
+// a run, or the part of one since a reset.
+type where uint8
+
+const (
+	// covered: the holder counted the segment (it has a point of the
+	// segment's run at or after the segment's latest, or a newer run).
+	covered where = iota
+	// within: the holder counted the segment up to its point of it.
+	within
+	// before: the segment began after what the holder counted (or there
+	// is no holder's count of the source).
+	before
+)
+
+// place finds where the holder's points of a source (runs, oldest first)
+// leave our segment of run start with latest point at ts, which began after
+// the point at boundary (the end of the segment before it, 0 for none), and
+// the holder's point it counts on from when within. A segment of a run the
+// holder never saw, older than one it did see, counts as covered: someone
+// before the holder may have counted it, and a count is never guessed.
+func place[S runPoint](runs []S, start, ts, boundary int64) (where, S) {
+	var m S
+	found, newer := false, false
+	for _, r := range runs {
+		rs, _ := r.at()
+		switch {
+		case rs == start || rs == 0 || start == 0:
+			m, found = r, true
+		case rs > start:
+			newer = true
 		}
 	}
-	t.gauges.each(func(_ uint64, sl *gaugeSlot) bool {
-		if sl.member < 0 {
-			a.write(sl.g, now, func(w *store.Writer) { sl.member = sl.g.join(w, sl.value, now) })
+	switch _, mts := m.at(); {
+	case found && mts >= ts:
+		return covered, m
+	case found && mts > boundary:
+		return within, m
+	case found:
+		return before, m
+	case newer:
+		return covered, m
+	}
+	return before, m
+}
+
+// markers settles a source's state after its segments were counted: its
+// latest point becomes the holder's when the holder's is newer, and its
+// ended runs are kept for its next holder, with the holder's ends of runs
+// it did not see itself (the same run's older points are not needed: the
+// latest of a run is what a holder counts on from). with copies a point
+// into a source's state, keeping the source's group.
+func markers[S runPoint](ended map[uint64][]S, key uint64, sl *S, runs []S, with func(dst *S, src S)) map[uint64][]S {
+	all := append(ended[key], runs...)
+	if n := len(runs); n > 0 {
+		start, ts := (*sl).at()
+		hs, hts := runs[n-1].at()
+		if orderOf(start, ts, hs, hts) != stale {
+			all = append(all, *sl)
+			with(sl, runs[n-1])
 		}
-		return true
+	}
+	start, _ := (*sl).at()
+	slices.SortStableFunc(all, func(a, b S) int {
+		as, ats := a.at()
+		bs, bts := b.at()
+		return cmp.Or(cmp.Compare(as, bs), cmp.Compare(ats, bts))
 	})
-	t.settled, t.settleBy = true, 0
+	kept := all[:0]
+	for i, r := range all {
+		rs, _ := r.at()
+		next := i+1 < len(all)
+		if rs == start || next && func() bool { ns, _ := all[i+1].at(); return ns == rs }() {
+			continue // the current run, or not a run's latest
+		}
+		kept = append(kept, r)
+	}
+	if len(kept) > maxEnded {
+		kept = kept[len(kept)-maxEnded:]
+	}
+	if len(kept) == 0 {
+		delete(ended, key)
+		return ended
+	}
+	if ended == nil {
+		ended = map[uint64][]S{}
+	}
+	ended[key] = slices.Clone(kept)
+	return ended
+}
+
+// addHanded adds the holder's sources that sent no point here yet: the
+// next point counts on from the holder's latest.
+func addHanded[S runPoint](t *Table, s *slots[S], ended *map[uint64][]S, handed map[uint64][]S) {
+	for key, runs := range handed {
+		if s.get(key) != nil || len(runs) == 0 || !t.room() {
+			continue
+		}
+		s.add(key, runs[len(runs)-1])
+		if len(runs) > 1 {
+			if *ended == nil {
+				*ended = map[uint64][]S{}
+			}
+			(*ended)[key] = runs[:len(runs)-1]
+		}
+	}
 }
 
 func (a *Aggregator) addHist(t *Table, sl *histSlot, count uint64, sum float64, cum []uint64) {
@@ -125,7 +246,6 @@ func (a *Aggregator) addHist(t *Table, sl *histSlot, count uint64, sum float64, 
 	}
 }
 
-func sameLength(a, b []uint64) bool { return len(a) == len(b) }
 
 // room takes a place for a handed source that has no group yet.
 func (t *Table) room() bool {
@@ -136,31 +256,31 @@ func (t *Table) room() bool {
 	return true
 }
 
-// counter, hist and native take a source out of a handover: what remains
-// are the sources that sent no point here.
-func (hd *handed) counter(key uint64) (counterSlot, bool) {
+// counter, hist and native take a source's points out of a handover: what
+// remains are the sources that sent no point here. nil for none.
+func (hd *handed) counter(key uint64) []counterSlot {
 	if hd == nil {
-		return counterSlot{}, false
+		return nil
 	}
-	h, ok := hd.counters[key]
+	runs := hd.counters[key]
 	delete(hd.counters, key)
-	return h, ok
+	return runs
 }
 
-func (hd *handed) hist(key uint64) (histSlot, bool) {
+func (hd *handed) hist(key uint64) []histSlot {
 	if hd == nil {
-		return histSlot{}, false
+		return nil
 	}
-	h, ok := hd.hists[key]
+	runs := hd.hists[key]
 	delete(hd.hists, key)
-	return h, ok
+	return runs
 }
 
-func (hd *handed) native(key uint64) (nativeSlot, bool) {
+func (hd *handed) native(key uint64) []nativeSlot {
 	if hd == nil {
-		return nativeSlot{}, false
+		return nil
 	}
-	h, ok := hd.natives[key]
+	runs := hd.natives[key]
 	delete(hd.natives, key)
-	return h, ok
+	return runs
 }

@@ -44,6 +44,17 @@ type deltaSlot struct {
 	g  *Group
 }
 
+// at is where a source's latest point is: its run's start and its time.
+func (s counterSlot) at() (start, ts int64) { return s.start, s.ts }
+func (s histSlot) at() (start, ts int64)    { return s.start, s.ts }
+func (s nativeSlot) at() (start, ts int64)  { return s.start, s.ts }
+
+// runPoint is a source's state at one point.
+type runPoint interface {
+	counterSlot | histSlot | nativeSlot
+	at() (start, ts int64)
+}
+
 // slots are the sources of one kind of one table, by key. Removed places
 // are reused, so a table that sources churn through does not grow.
 type slots[S any] struct {

@@ -48,10 +48,13 @@ const (
 	HandoverOffered
 	// HandoverMalformed: counts that could not be read.
 	HandoverMalformed
+	// HandoverStale: counts of another gateway than the holder this one
+	// waits for, older than that one's: dropped.
+	HandoverStale
 	numHandovers
 )
 
-var handoverNames = [numHandovers]string{"sent", "unsent", "applied", "missed", "late", "offered", "malformed"}
+var handoverNames = [numHandovers]string{"sent", "unsent", "applied", "missed", "late", "offered", "malformed", "stale"}
 
 func (h Handover) String() string { return handoverNames[h] }
 

@@ -2,6 +2,7 @@ package aggregate // import "github.com/statsgate/statsgate/exporter/agentpromet
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/prometheus/model/histogram"
@@ -55,6 +56,15 @@ type Table struct {
 	owned, settled bool
 	settleBy       int64
 	expect         uint64
+	// claimPoint is the point of this gateway's claim of the agent, when
+	// it claimed it: the counts it waits for answer it.
+	claimPoint int64
+	// relay, of a table of Aggregator.relays, is the gateway that claimed
+	// the agent, with relayPoint, while this one, holding it, waited for
+	// its previous holder's counts: this one counts its own time from them
+	// when they come, and hands the result to relay.
+	relay      uint64
+	relayPoint int64
 	// newest is the agent's newest point time (its clock): a source whose
 	// latest point is metric_expiration older expires. updated is the
 	// gateway clock of its latest batch: a table that long idle goes.
@@ -75,6 +85,14 @@ type Table struct {
 	gauges   slots[gaugeSlot]
 	deltas   slots[deltaSlot]
 	size     int
+	// The ends of each source's runs before its latest, oldest first: the
+	// agent restarted, or a counter reset. While the agent's points wait
+	// they are segments to count at settle; once counted, markers that a
+	// handover carries, so that the next holder counts the tail of a run
+	// it saw more of.
+	endedCounters map[uint64][]counterSlot
+	endedHists    map[uint64][]histSlot
+	endedNatives  map[uint64][]nativeSlot
 	// counted says that increments went into groups since the last Close.
 	counted bool
 	// dead: swept away; Open looks the agent up again.
@@ -84,6 +102,22 @@ type Table struct {
 
 // counting reports whether points count now, rather than wait.
 func (t *Table) counting() bool { return t.owned && t.settled }
+
+// maxEnded bounds the ended runs kept of one source; of an agent that
+// restarts faster, the oldest go.
+const maxEnded = 4
+
+func stash[S any](m map[uint64][]S, key uint64, s S) map[uint64][]S {
+	if m == nil {
+		m = map[uint64][]S{}
+	}
+	runs := m[key]
+	if len(runs) == maxEnded {
+		runs = append(runs[:0], runs[1:]...)
+	}
+	m[key] = append(runs, s)
+	return m
+}
 
 // counts reports whether a cumulative source's next point counts from its
 // latest, at ts: when this gateway counts, and the latest is not one that a
@@ -165,6 +199,9 @@ func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Gr
 			return r // the source keeps its point: the next one carries the increment
 		}
 	}
+	if o == newRun || p.Value < sl.value {
+		t.endedCounters = stash(t.endedCounters, key, *sl)
+	}
 	sl.start, sl.ts, sl.value = runStart(sl.start, p.Start), p.Time, p.Value
 	return Aggregated
 }
@@ -223,6 +260,11 @@ func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Gr
 		if r := t.add(t.histIncrement(w, sl, o, p)); r != Aggregated {
 			return r
 		}
+	}
+	if histogramReset(o, sl.count, sl.cum, p.Count, p.Cumulative) {
+		ended := *sl
+		ended.cum = slices.Clone(sl.cum)
+		t.endedHists = stash(t.endedHists, key, ended)
 	}
 	sl.start, sl.ts, sl.sum, sl.count = runStart(sl.start, p.Start), p.Time, p.Sum, p.Count
 	sl.cum = append(sl.cum[:0], p.Cumulative...)
@@ -300,6 +342,9 @@ func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Gro
 		if r := t.add(sl.g.addNative(w, inc, t.now)); r != Aggregated {
 			return r
 		}
+	}
+	if o == newRun || p.H.DetectReset(sl.last) {
+		t.endedNatives = stash(t.endedNatives, key, *sl)
 	}
 	sl.start, sl.ts, sl.last = runStart(sl.start, p.Start), p.Time, p.H
 	return Aggregated
@@ -406,4 +451,58 @@ func (t *Table) End(w *store.Writer, key uint64, kind Kind) {
 			t.gauges.remove(key)
 		}
 	}
+}
+
+// awaits reports whether t waits for counts from: its previous holder's,
+// answering its claim.
+func (t *Table) awaits(from From) bool {
+	return t.claimPoint != 0 && from.Answers == t.claimPoint && (t.expect == 0 || from.Giver == t.expect)
+}
+
+// upTo copies what t holds of its points up to through, the point of the
+// claim of relay, to count as relay once the counts it waits for come.
+// Call with t locked.
+func (t *Table) upTo(through int64, relay uint64) *Table {
+	r := &Table{a: t.a, id: t.id, now: t.now, expect: t.expect, settleBy: t.settleBy, seen: t.seen,
+		claimPoint: t.claimPoint, relay: relay, relayPoint: through,
+		newest: min(t.newest, through), rebaseAt: t.rebaseAt}
+	t.counters.each(func(key uint64, sl *counterSlot) bool {
+		if sl.ts <= through {
+			r.counters.add(key, *sl)
+		}
+		return true
+	})
+	t.hists.each(func(key uint64, sl *histSlot) bool {
+		if sl.ts <= through {
+			c := *sl
+			c.cum = slices.Clone(sl.cum)
+			r.hists.add(key, c)
+		}
+		return true
+	})
+	t.natives.each(func(key uint64, sl *nativeSlot) bool {
+		if sl.ts <= through {
+			r.natives.add(key, *sl)
+		}
+		return true
+	})
+	r.endedCounters = runsUpTo(t.endedCounters, through)
+	r.endedHists = runsUpTo(t.endedHists, through)
+	r.endedNatives = runsUpTo(t.endedNatives, through)
+	return r
+}
+
+func runsUpTo[S runPoint](m map[uint64][]S, through int64) map[uint64][]S {
+	var out map[uint64][]S
+	for key, runs := range m {
+		for _, r := range runs {
+			if _, ts := r.at(); ts <= through {
+				if out == nil {
+					out = map[uint64][]S{}
+				}
+				out[key] = append(out[key], r)
+			}
+		}
+	}
+	return out
 }

@@ -15,14 +15,21 @@ import (
 // memberlist's reliable channel (TCP): a claim is gossip that may be heard
 // late, a handover a message that arrives whole or not at all.
 //
-// A handover message is the kind byte, the hops it made, then any number of
-// entries: the resource ID, the node that counted (8 bytes, big-endian),
-// the length of the counts (uvarint) and the counts, which this package
-// does not read.
+// A handover message is the kind byte (a handover to the claimant, or an
+// offer to a successor of a node that stops), then any number of entries:
+// the resource ID, the node that counted and the point of the claim that
+// its counts answer (8 bytes each, big-endian), the length of the counts
+// (uvarint) and the counts, which this package does not read.
+//
+// A handover goes to the node that claimed the resource, and nowhere else:
+// if that node no longer waits for it (it gave up waiting, or the giver
+// holds the resource again), it is out of date, and passing it on to a
+// newer claimant would count its giver's older counts as its newer ones.
+// A claimant that lost the resource while it waited passes on the result
+// of its own counting instead (internal/aggregate, relay).
 const (
 	handoverKind = 2
-	// maxHops bounds how often a handover is passed on to a newer claimant.
-	maxHops = 4
+	offerKind    = 3
 	// maxHandoverBytes keeps a message under memberlist's limit of 20 MiB.
 	maxHandoverBytes = 16 << 20
 	// handoverBacklog bounds the handovers waiting to be sent.
@@ -34,14 +41,19 @@ type handover struct {
 	to       uint64
 	resource ID
 	giver    uint64
+	answers  int64
 	payload  []byte
-	hops     uint8
+	offer    bool
 }
 
-// Hand queues the counts of a resource for node to; false when the backlog
-// is full.
-func (n *Node) Hand(to uint64, id ID, payload []byte) bool {
-	return n.queueHandover(handover{to: to, resource: id, giver: n.claims.self, payload: payload})
+// Hand queues the counts of a resource, counted by node giver (0: this
+// node) and answering the claim of point answers, for node to; false when
+// the backlog is full.
+func (n *Node) Hand(to uint64, id ID, payload []byte, giver uint64, answers int64) bool {
+	if giver == 0 {
+		giver = n.claims.self
+	}
+	return n.queueHandover(handover{to: to, resource: id, giver: giver, answers: answers, payload: payload})
 }
 
 func (n *Node) queueHandover(h handover) bool {
@@ -81,10 +93,14 @@ func (n *Node) send() {
 func (n *Node) deliver(to uint64, hs []handover) {
 	member := n.member(to)
 	for len(hs) > 0 {
-		msg := []byte{handoverKind, hs[0].hops}
+		kind := byte(handoverKind)
+		if hs[0].offer {
+			kind = offerKind
+		}
+		msg := []byte{kind}
 		sent := 0
 		for _, h := range hs {
-			if sent > 0 && len(msg)+len(h.payload)+40 > maxHandoverBytes {
+			if sent > 0 && (len(msg)+len(h.payload)+48 > maxHandoverBytes || h.offer != hs[0].offer) {
 				break
 			}
 			msg = appendHandover(msg, h)
@@ -107,6 +123,7 @@ func (n *Node) deliver(to uint64, hs []handover) {
 func appendHandover(b []byte, h handover) []byte {
 	b = append(b, h.resource[:]...)
 	b = binary.BigEndian.AppendUint64(b, h.giver)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.answers))
 	b = binary.AppendUvarint(b, uint64(len(h.payload)))
 	return append(b, h.payload...)
 }
@@ -121,50 +138,52 @@ func (n *Node) member(id uint64) *memberlist.Node {
 	return nil
 }
 
-// receiveHandovers routes each entry of a handover message: to this node's
-// aggregator when it made the latest claim of the resource; on to the node
-// that did when that is another than the one that counted (the resource
-// moved on meanwhile); else kept here, for whoever claims the resource next.
+// receiveHandovers gives each entry of a handover message to this node's
+// aggregator, which takes it when it waits for it: else it is dropped. An
+// offer is kept, for whoever claims the resource next.
 func (n *Node) receiveHandovers(b []byte) error {
-	if len(b) < 2 {
-		return fmt.Errorf("%w: a handover of %d bytes", errMalformed, len(b))
+	if len(b) < 1 {
+		return fmt.Errorf("%w: an empty handover", errMalformed)
 	}
-	hops := b[1]
+	offer := b[0] == offerKind
 	var entries []handover
-	for rest := b[2:]; len(rest) > 0; {
-		if len(rest) < 24 {
+	const head = 16 + 8 + 8
+	for rest := b[1:]; len(rest) > 0; {
+		if len(rest) < head {
 			return fmt.Errorf("%w: a handover entry of %d bytes", errMalformed, len(rest))
 		}
 		var h handover
 		copy(h.resource[:], rest[:16])
 		h.giver = binary.BigEndian.Uint64(rest[16:24])
-		size, k := binary.Uvarint(rest[24:])
-		if k <= 0 || size > uint64(len(rest)-24-k) {
+		h.answers = int64(binary.BigEndian.Uint64(rest[24:32]))
+		size, k := binary.Uvarint(rest[head:])
+		if k <= 0 || size > uint64(len(rest)-head-k) {
 			return fmt.Errorf("%w: a handover entry's length", errMalformed)
 		}
-		h.payload = rest[24+k : 24+k+int(size)]
+		h.payload = rest[head+k : head+k+int(size)]
 		entries = append(entries, h)
-		rest = rest[24+k+int(size):]
+		rest = rest[head+k+int(size):]
 	}
 	for _, h := range entries {
-		latest := n.claims.latest(h.resource)
-		if latest != 0 && latest != n.claims.self && latest != h.giver && hops < maxHops {
-			h.to, h.hops = latest, hops+1
-			if n.queueHandover(h) {
-				n.stats.Handovers[HandoverForwarded].Add(1)
-				continue
-			}
+		if !n.cfg.Receive(h.resource, h.payload, h.giver, h.answers, offer) {
+			n.stats.Handovers[HandoverUnwanted].Add(1)
 		}
-		n.cfg.Receive(h.resource, h.payload)
 	}
 	return nil
+}
+
+// Counts are a resource's counts, and the node that counted them (0: this
+// one).
+type Counts struct {
+	Payload []byte
+	Giver   uint64
 }
 
 // Offer hands the counts of the resources this node holds, when it stops,
 // each to a successor chosen among the live members by rendezvous hashing:
 // the successor keeps them until the resource is claimed. It waits for the
 // messages to go, at most timeout.
-func (n *Node) Offer(counts map[ID][]byte, timeout time.Duration) {
+func (n *Node) Offer(counts map[ID]Counts, timeout time.Duration) {
 	var members []*memberlist.Node
 	for _, m := range n.ml.Members() {
 		if m.Name != n.cfg.Name && len(m.Meta) == 8 {
@@ -175,9 +194,13 @@ func (n *Node) Offer(counts map[ID][]byte, timeout time.Duration) {
 		return
 	}
 	byMember := map[*memberlist.Node][]handover{}
-	for id, payload := range counts {
+	for id, c := range counts {
+		giver := c.Giver
+		if giver == 0 {
+			giver = n.claims.self
+		}
 		m := successor(id, members)
-		byMember[m] = append(byMember[m], handover{resource: id, giver: n.claims.self, payload: payload})
+		byMember[m] = append(byMember[m], handover{resource: id, giver: giver, payload: c.Payload, offer: true})
 	}
 	deadline := time.Now().Add(timeout)
 	for m, hs := range byMember {
@@ -212,16 +235,17 @@ func successor(id ID, members []*memberlist.Node) *memberlist.Node {
 type HandoverOutcome uint8
 
 const (
-	// HandoverForwarded: passed on to the resource's newer claimant.
-	HandoverForwarded HandoverOutcome = iota
 	// HandoverUnrouted: no live member with the node's ID, or sending failed.
-	HandoverUnrouted
+	HandoverUnrouted HandoverOutcome = iota
 	// HandoverOffered: sent to a successor when this node stopped.
 	HandoverOffered
+	// HandoverUnwanted: nobody waits for it (its giver holds the resource
+	// again, or it was too late): dropped.
+	HandoverUnwanted
 	numHandoverOutcomes
 )
 
-var handoverOutcomeNames = [numHandoverOutcomes]string{"forwarded", "unrouted", "offered_on_stop"}
+var handoverOutcomeNames = [numHandoverOutcomes]string{"unrouted", "offered_on_stop", "unwanted"}
 
 func (h HandoverOutcome) String() string { return handoverOutcomeNames[h] }
 

@@ -45,13 +45,15 @@ type Config struct {
 	// of another node that is news here (newer than any known): node by
 	// now holds the resource, with points up to point.
 	Claimed func(id ID, by uint64, point int64)
-	// Receive, when set, takes handed-over counts of a resource (Hand),
-	// on memberlist's goroutine.
-	Receive func(id ID, payload []byte)
+	// Receive, when set, takes handed-over counts of a resource (Hand), on
+	// memberlist's goroutine, and reports whether it did; an offer (keep,
+	// from a node that stopped) it must take: nobody else is to have them.
+	Receive func(id ID, payload []byte, giver uint64, answers int64, keep bool) bool
 	// Gained, when set, is called when the node claims a resource without a
 	// batch (after its damping, holding points newer than the latest
-	// claim), with the node that made the latest claim before.
-	Gained func(id ID, prev uint64)
+	// claim), with the node that made the latest claim before and the
+	// claim's point.
+	Gained func(id ID, prev uint64, point int64)
 }
 
 // Node is this gateway's member of the fleet.
@@ -102,7 +104,7 @@ func Start(cfg Config, logger *zap.Logger) (*Node, error) {
 		stop:      make(chan struct{}), done: make(chan struct{}), sent: make(chan struct{}),
 	}
 	if n.cfg.Receive == nil {
-		n.cfg.Receive = func(ID, []byte) {}
+		n.cfg.Receive = func(ID, []byte, uint64, int64, bool) bool { return true }
 	}
 	mlc := memberlist.DefaultLANConfig()
 	mlc.Name = cfg.Name
@@ -202,8 +204,9 @@ func (n *Node) join() {
 
 // Received is called for each batch of a resource with the newest point time
 // it held; it claims the resource when the rule says so, and returns what it
-// did with the node that made the latest claim before (0 for none known).
-func (n *Node) Received(id ID, newest int64) (Received, uint64) {
+// did, with the node that made the latest claim before (0 for none known)
+// and the point of its own claim.
+func (n *Node) Received(id ID, newest int64) (Received, uint64, int64) {
 	c, r, prev := n.claims.received(id, newest, n.cfg.Now())
 	switch r {
 	case Claimed:
@@ -212,7 +215,7 @@ func (n *Node) Received(id ID, newest int64) (Received, uint64) {
 	case Deferred:
 		n.stats.ClaimsDeferred.Add(1)
 	}
-	return r, prev
+	return r, prev, c.Point
 }
 
 // claimed broadcasts a claim made without a batch (claims.due) and tells
@@ -221,7 +224,7 @@ func (n *Node) claimed(c Claim, prev uint64) {
 	n.stats.ClaimsSent.Add(1)
 	n.queue.QueueBroadcast(&broadcast{id: c.Resource, msg: appendMessage(nil, c)})
 	if n.cfg.Gained != nil {
-		n.cfg.Gained(c.Resource, prev)
+		n.cfg.Gained(c.Resource, prev, c.Point)
 	}
 }
 
@@ -307,7 +310,7 @@ func (d *delegate) NodeMeta(int) []byte { return binary.BigEndian.AppendUint64(n
 // not block, and on a stream's for a handover.
 func (d *delegate) NotifyMsg(b []byte) {
 	n := (*Node)(d)
-	if len(b) > 0 && b[0] == handoverKind {
+	if len(b) > 0 && (b[0] == handoverKind || b[0] == offerKind) {
 		if err := n.receiveHandovers(b); err != nil {
 			n.stats.Dropped[DropMalformed].Add(1)
 			n.log.emit(func(l *zap.Logger) { l.Debug("Dropped a fleet handover", zap.Error(err)) })
