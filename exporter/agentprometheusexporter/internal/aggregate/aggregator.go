@@ -301,8 +301,6 @@ func (a *Aggregator) letGo(t *Table, through int64) {
 	a.dropCumulative(t, through)
 }
 
-
-
 const maxTime = int64(^uint64(0) >> 1)
 
 // newerRuns keeps the ended runs whose latest point is newer than through.

@@ -246,7 +246,6 @@ func (a *Aggregator) addHist(t *Table, sl *histSlot, count uint64, sum float64, 
 	}
 }
 
-
 // room takes a place for a handed source that has no group yet.
 func (t *Table) room() bool {
 	if t.size >= t.a.cfg.MaxSourcesPerTable || !t.a.reserve() {
