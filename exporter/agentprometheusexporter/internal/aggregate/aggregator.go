@@ -250,7 +250,10 @@ func (a *Aggregator) Gained(id store.ID, expect uint64, point, now int64) {
 // its gauges leave their groups. The points this gateway receives of the
 // agent from now on wait, uncounted, until it holds the agent again.
 func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
-	if o, ok := a.takeOffer(id); ok {
+	// An offer goes to the claimant, unless it is its giver's claim
+	// heard late: the claim the offer stands for.
+	if o, ok := a.peekOffer(id); ok && o.giver != to {
+		a.takeOffer(id)
 		a.hand(to, id, o.payload, From{Giver: o.giver, Answers: through})
 	}
 	a.mu.Lock()
@@ -441,6 +444,13 @@ func (a *Aggregator) keepOffer(id store.ID, payload []byte, giver uint64, now in
 	}
 	a.offers[id] = offer{payload: payload, giver: giver, at: now}
 	a.handovers[HandoverOffered].Add(1)
+}
+
+func (a *Aggregator) peekOffer(id store.ID) (offer, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	o, ok := a.offers[id]
+	return o, ok
 }
 
 func (a *Aggregator) takeOffer(id store.ID) (offer, bool) {

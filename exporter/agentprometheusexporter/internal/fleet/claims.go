@@ -130,22 +130,31 @@ func (h Heard) String() string { return heardNames[h] }
 
 // heard records a claim heard at now and says what it means here.
 func (c *claims) heard(cl Claim, now int64) Heard {
+	h, _ := c.heardFrom(cl, now)
+	return h
+}
+
+// heardFrom is heard, and says whether the claim is of another node than
+// the latest claimant known (a state exchange repeats a claimant's claim
+// with its newest point).
+func (c *claims) heardFrom(cl Claim, now int64) (h Heard, newClaimant bool) {
 	if cl.Node == c.self {
-		return Own
+		return Own, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[cl.Resource]
 	if e != nil && !cl.newer(e.point, e.node) {
-		return Stale
+		return Stale, false
 	}
 	if e == nil {
 		if len(c.entries) >= c.max {
-			return NotHeld // remembered only when there is room
+			return NotHeld, true // remembered only when there is room
 		}
 		e = &entry{}
 		c.entries[cl.Resource] = e
 	}
+	newClaimant = e.node != cl.Node
 	// Held here: this node made the latest claim, or received the resource
 	// since it: a node that let it go before holds nothing to give up.
 	held := e.node == c.self || e.newest > e.point
@@ -154,7 +163,7 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 	e.touched = max(e.touched, e.heard)
 	switch {
 	case !held:
-		return NotHeld
+		return NotHeld, newClaimant
 	case e.newest > cl.Point:
 		// A claim of another node than the latest claimant is a hand-over
 		// this node goes along with; the same claimant's again (a state
@@ -162,10 +171,10 @@ func (c *claims) heard(cl Claim, now int64) Heard {
 		if cl.Node != claimant {
 			e.lost = now
 		}
-		return KeptNewer
+		return KeptNewer, newClaimant
 	}
 	e.lost = now
-	return Departed
+	return Departed, newClaimant
 }
 
 // maxStateClaims bounds the claims a state exchange carries (37 bytes each,

@@ -42,8 +42,9 @@ type Config struct {
 	// not take the departure.
 	Depart func(id ID, through int64) bool
 	// Claimed, when set, is called on memberlist's goroutine for each claim
-	// of another node that is news here (newer than any known): node by
-	// now holds the resource, with points up to point.
+	// of another node that is news here (newer than any known, by another
+	// node than the latest claimant known): node by now holds the
+	// resource, with points up to point.
 	Claimed func(id ID, by uint64, point int64)
 	// Receive, when set, takes handed-over counts of a resource (Hand), on
 	// memberlist's goroutine, and reports whether it did; an offer (keep,
@@ -234,11 +235,11 @@ func (n *Node) Owns(id ID) bool { return n.claims.latest(id) == n.claims.self }
 
 // hear applies a claim heard from the cluster, and reports what it meant.
 func (n *Node) hear(c Claim) Heard {
-	h := n.claims.heard(c, n.cfg.Now())
+	h, newClaimant := n.claims.heardFrom(c, n.cfg.Now())
 	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
 		n.stats.Dropped[DropOverloaded].Add(1)
 	}
-	if h != Stale && h != Own && n.cfg.Claimed != nil {
+	if newClaimant && n.cfg.Claimed != nil {
 		n.cfg.Claimed(c.Resource, c.Node, c.Point)
 	}
 	return h

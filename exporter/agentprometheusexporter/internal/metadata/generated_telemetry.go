@@ -292,7 +292,7 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	errs = errors.Join(errs, err)
 	builder.ExporterAgentprometheusAggregateHandovers, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_agentprometheus_aggregate_handovers",
-		metric.WithDescription("What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, forwarded, unrouted, offered_on_stop); missed counts an agent this gateway began to count without its previous holder's counts. [Development]"),
+		metric.WithDescription("What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, stale, unrouted, offered_on_stop, unwanted); missed counts an agent this gateway began to count without its previous holder's counts. [Development]"),
 		metric.WithUnit("{handover}"),
 	)
 	errs = errors.Join(errs, err)

@@ -38,7 +38,7 @@ func AssertEqualExporterAgentprometheusAggregateGroups(t *testing.T, tt *compone
 func AssertEqualExporterAgentprometheusAggregateHandovers(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_aggregate_handovers",
-		Description: "What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, forwarded, unrouted, offered_on_stop); missed counts an agent this gateway began to count without its previous holder's counts. [Development]",
+		Description: "What became of the counts of agents whose aggregated series changed holders in the fleet (outcome sent, unsent, applied, missed, late, offered, malformed, stale, unrouted, offered_on_stop, unwanted); missed counts an agent this gateway began to count without its previous holder's counts. [Development]",
 		Unit:        "{handover}",
 		Data: metricdata.Sum[int64]{
 			Temporality: metricdata.CumulativeTemporality,
