@@ -3,6 +3,7 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 import (
 	"net/http"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 )
@@ -15,13 +16,34 @@ func (e *agentPrometheusExporter) newCardinalityView() (*cardinality.View, *card
 		return nil, nil
 	}
 	changes := &cardinality.Changes{}
-	return cardinality.New(e.store, changes, cardinality.Options{
+	opts := cardinality.Options{
 		Top:            c.Top,
 		ScanTimeout:    c.ScanTimeout,
 		MaxDescriptors: e.cfg.MaxDescriptors,
 		Descriptors:    e.descs.Len,
 		Now:            e.clock.now,
-	}), changes
+		Origin:         e.descs.Origin,
+	}
+	if e.agg != nil {
+		opts.Aggregates = e.aggregateStats
+		opts.MaxAggregateSources = e.cfg.MaxAggregateSources
+		opts.AggregateSources = e.agg.Sources
+	}
+	return cardinality.New(e.store, changes, opts), changes
+}
+
+// aggregateStats reports each rule's sources and the series its groups
+// serve (those of its resource in the store).
+func (e *agentPrometheusExporter) aggregateStats() []cardinality.AggregateStat {
+	rules := e.agg.Rules().All()
+	out := make([]cardinality.AggregateStat, len(rules))
+	for i, r := range rules {
+		out[i] = cardinality.AggregateStat{Rule: r.Index, Metrics: r.Config.Metrics, By: r.Config.By, Without: r.Config.Without, Sources: r.Sources()}
+		if res := e.store.LookupKey(aggregate.ResourceKey(r)); res != nil {
+			out[i].Series = res.SeriesCount()
+		}
+	}
+	return out
 }
 
 // routeCardinality serves the view on the /metrics server's mux, behind the

@@ -355,7 +355,7 @@ func createDefaultConfig() component.Config {
 func (cfg *Config) validateAggregate() []error {
 	var errs []error
 	for i, r := range cfg.Aggregate {
-		if err := r.Validate(); err != nil {
+		if err := r.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("aggregate[%d]: %w", i, err))
 			continue
 		}

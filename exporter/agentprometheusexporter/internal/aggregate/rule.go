@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // The attribute keys with a meaning of their own in by and without.
@@ -45,8 +46,10 @@ type RuleConfig struct {
 	Gauge string `mapstructure:"gauge"`
 }
 
-// Validate reports what makes the rule unusable, each error naming its key.
-func (c RuleConfig) Validate() error {
+// Check reports what makes the rule unusable, each error naming its key.
+// (Not Validate: the exporter's Config.Validate calls it and names the rule
+// by its place, which confmap's walk of nested validators would repeat.)
+func (c RuleConfig) Check() error {
 	var errs []error
 	if len(c.Metrics) == 0 {
 		errs = append(errs, errors.New("metrics: must list at least one metric name or pattern"))
@@ -101,7 +104,13 @@ type Rule struct {
 	patterns []*regexp.Regexp
 	by       bool
 	keys     map[string]bool
+
+	// sources counts the sources whose group is the rule's.
+	sources atomic.Int64
 }
+
+// Sources is the number of sources held that add to the rule's groups.
+func (r *Rule) Sources() int64 { return r.sources.Load() }
 
 // Keeps reports whether a group keeps the attribute key: service.name for
 // job, and never service.instance.id, whose instance each replica's target
@@ -147,7 +156,7 @@ const maxCachedNames = 16384
 func Compile(configs []RuleConfig, glob func(string) (*regexp.Regexp, error)) (*Rules, error) {
 	rs := &Rules{cache: map[string]int{}}
 	for i, c := range configs {
-		if err := c.Validate(); err != nil {
+		if err := c.Check(); err != nil {
 			return nil, fmt.Errorf("aggregate[%d]: %w", i, err)
 		}
 		r := &Rule{Index: i, Config: c, exact: map[string]bool{}, by: c.By != nil, keys: map[string]bool{}}

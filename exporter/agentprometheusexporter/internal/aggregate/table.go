@@ -140,6 +140,7 @@ func (t *Table) source(gr Grouper) (*Group, Reason) {
 		return nil, GroupRefused
 	}
 	t.size++
+	g.rule.sources.Add(1)
 	return g, Aggregated
 }
 
@@ -148,6 +149,7 @@ func (t *Table) forget(g *Group) {
 	t.size--
 	t.a.release(1)
 	if g != nil {
+		g.rule.sources.Add(-1)
 		t.a.unref(g)
 	}
 }
@@ -155,7 +157,9 @@ func (t *Table) forget(g *Group) {
 // groupOf gives a source handed over before its first point here its group.
 func groupOf(g **Group, gr Grouper) bool {
 	if *g == nil {
-		*g = gr.Group()
+		if *g = gr.Group(); *g != nil {
+			(*g).rule.sources.Add(1)
+		}
 	}
 	return *g != nil
 }

@@ -33,6 +33,28 @@ type Options struct {
 	Descriptors    func() int
 	// Now is the store clock.
 	Now func() time.Time
+	// Aggregates reports each aggregate rule (internal/aggregate), in
+	// configuration order; nil when there are none.
+	Aggregates func() []AggregateStat
+	// MaxAggregateSources and AggregateSources are the bound of the
+	// sources the rules hold and how many they hold.
+	MaxAggregateSources int
+	AggregateSources    func() int64
+	// Origin maps a label of a family back to the OTLP metric name and point
+	// attribute key it was made from, for a suggested rule that sums it
+	// away; ok is false when it is not known (nil: never).
+	Origin func(family, label string) (metric, key string, ok bool)
+}
+
+// AggregateStat is one aggregate rule as the view shows it.
+type AggregateStat struct {
+	// Rule is the rule's place in the aggregate list.
+	Rule        int
+	Metrics     []string
+	By, Without []string
+	// Sources counts the agents' series the rule absorbs (their state is
+	// held); Series the aggregated series it serves.
+	Sources, Series int64
 }
 
 // MaxTop bounds ?top=.

@@ -199,7 +199,8 @@ type worker struct {
 	id     descriptors.Identity
 	last   *descriptors.Descriptor
 
-	wr store.Writer // the metric being written
+	wr         store.Writer // the metric being written
+	metricName string       // its OTLP name
 
 	deltas bool // the batch accumulated deltas
 	newRun bool // and began a run of them

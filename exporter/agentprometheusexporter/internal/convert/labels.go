@@ -307,7 +307,7 @@ func (w *worker) buildDescriptor(f *store.Family) *descriptors.Descriptor {
 	}
 	slices.SortStableFunc(plan, func(a, b planned) int { return cmp.Compare(a.name, b.name) })
 
-	desc := &descriptors.Descriptor{Identity: w.id, Steps: make([]descriptors.Step, len(plan))}
+	desc := &descriptors.Descriptor{Identity: w.id, Metric: w.metricName, Steps: make([]descriptors.Step, len(plan))}
 	desc.Keys = slices.Clone(w.keys)
 	var names []string
 	for i, p := range plan {

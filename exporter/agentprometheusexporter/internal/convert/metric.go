@@ -22,6 +22,7 @@ func (w *worker) metric(m pmetric.Metric) {
 		w.stats.drop(InvalidName, points)
 		return
 	}
+	w.metricName = m.Name()
 	if rule := w.c.rules.Match(m.Name()); rule != nil {
 		w.aggregateMetric(rule, m, kind, name, points)
 		return

@@ -50,6 +50,9 @@ type Step struct {
 // Descriptor is the rendering plan of a label set.
 type Descriptor struct {
 	Identity
+	// Metric is the OTLP name of the metric it was first made for (several
+	// may share a family); for the cardinality view.
+	Metric string
 	Steps []Step
 	// Names are the label names of the set, which the series of the
 	// descriptor share (store.LabelNames).
@@ -128,6 +131,24 @@ func (c *Cache) Add(hash uint64, d *Descriptor) { c.lru.Add(hash, d) }
 
 // Len is the number of cached descriptors.
 func (c *Cache) Len() int { return c.lru.Len() }
+
+// Origin returns the OTLP metric name and point attribute key that label
+// of family was made from, as a cached descriptor has it: the cardinality
+// view suggests the aggregate rule that sums the label away in the names
+// the agents send. ok is false when no cached descriptor has it.
+func (c *Cache) Origin(family, label string) (metric, key string, ok bool) {
+	for _, d := range c.lru.Values() {
+		if d.Family != family {
+			continue
+		}
+		for _, st := range d.Steps {
+			if st.Source >= 0 && d.Names.Names[st.Label] == label {
+				return d.Metric, d.Keys[st.Source], true
+			}
+		}
+	}
+	return "", "", false
+}
 
 // Stats returns the lookups that hit and missed and the evictions so far.
 func (c *Cache) Stats() (hits, misses, evictions int64) {

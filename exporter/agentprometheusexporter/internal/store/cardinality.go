@@ -47,6 +47,10 @@ func (f *Family) hold(r *Resource, d int32) {
 type ResourceStat struct {
 	Resource      *Resource
 	Job, Instance string
+	// Own says that the resource holds the gateway's own series (the
+	// groups of an aggregate rule), not an agent's: its key is not a job
+	// and an instance.
+	Own bool
 	Series        int64
 	// RefusedMaxSeries and RefusedPerResource count the new series of the
 	// resource that max_series and max_series_per_resource refused.
@@ -57,7 +61,7 @@ type ResourceStat struct {
 func (r *Resource) Stat() ResourceStat {
 	job, instance, _ := strings.Cut(r.key, "\xff")
 	return ResourceStat{
-		Resource: r, Job: job, Instance: instance, Series: r.series.Load(),
+		Resource: r, Job: job, Instance: instance, Own: strings.Count(r.key, "\xff") > 1, Series: r.series.Load(),
 		RefusedMaxSeries: r.card.refusedMaxSeries.Load(), RefusedPerResource: r.card.refusedPerResource.Load(),
 	}
 }
@@ -72,6 +76,13 @@ func (st *Store) Resources() []*Resource {
 	}
 	st.mu.RUnlock()
 	return out
+}
+
+// LookupKey returns the resource of this key, nil for none.
+func (st *Store) LookupKey(key []byte) *Resource {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.resources[string(key)]
 }
 
 // LookupResource returns the resource of this job and instance, nil for none.
