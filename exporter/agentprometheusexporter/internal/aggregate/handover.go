@@ -70,9 +70,10 @@ func (t *Table) encode() []byte {
 // then its latest.
 func appendPoints[S runPoint](b []byte, s *slots[S], ended map[uint64][]S, values func([]byte, *S) []byte) []byte {
 	n := s.len()
-	for key := range s.index {
+	s.each(func(key uint64, _ *S) bool {
 		n += len(ended[key])
-	}
+		return true
+	})
 	b = binary.AppendUvarint(b, uint64(n))
 	s.each(func(key uint64, sl *S) bool {
 		for i := range ended[key] {
