@@ -53,7 +53,7 @@ type Descriptor struct {
 	// Metric is the OTLP name of the metric it was first made for (several
 	// may share a family); for the cardinality view.
 	Metric string
-	Steps []Step
+	Steps  []Step
 	// Names are the label names of the set, which the series of the
 	// descriptor share (store.LabelNames).
 	Names *store.LabelNames

@@ -50,8 +50,8 @@ type ResourceStat struct {
 	// Own says that the resource holds the gateway's own series (the
 	// groups of an aggregate rule), not an agent's: its key is not a job
 	// and an instance.
-	Own bool
-	Series        int64
+	Own    bool
+	Series int64
 	// RefusedMaxSeries and RefusedPerResource count the new series of the
 	// resource that max_series and max_series_per_resource refused.
 	RefusedMaxSeries, RefusedPerResource int64
