@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,7 +26,9 @@ import (
 	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensionauth"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
@@ -200,6 +203,88 @@ func TestCardinalityReportMatchesTheStore(t *testing.T) {
 	require.NotEmpty(t, sel.Resources)
 	assert.Equal(t, cardinality.ResourceShare{ResourceRef: flood.ResourceRef, Series: 100, SeriesRatio: 100.0 / 140}, sel.Resources[0])
 	assert.Len(t, sel.Resources, 9)
+}
+
+// TestCardinalityOfAggregateRules: a rule sums the calm agents'
+// temperatures by sensor; the report shows what it absorbs and serves, and
+// the flood's request_id gets a rule to paste. Pasted into a second
+// exporter's aggregate list and fed the same batches, the rule checks out
+// and takes the label off /metrics.
+func TestCardinalityOfAggregateRules(t *testing.T) {
+	bySensor := aggregate.RuleConfig{Metrics: []string{"temperature"}, By: []string{"service.name", "sensor"}}
+	withRules := func(rules ...aggregate.RuleConfig) func(*Config) {
+		return func(c *Config) {
+			cardinalityOn(c)
+			c.MaxSeriesPerResource = 1000
+			c.Aggregate = rules
+		}
+	}
+	load := func(te *testExporter) {
+		for i := range 8 {
+			te.consume(calmLoad(fmt.Sprint("calm-", i)))
+		}
+		te.consume(floodLoad("flood-1", 0, 300))
+	}
+	te := startExporter(t, withRules(bySensor))
+	load(te)
+
+	r := te.report("")
+	assert.Equal(t, []cardinality.Aggregate{{Rule: 0, Metrics: []string{"temperature"}, By: []string{"service.name", "sensor"},
+		Sources: 8 * 5, Series: 5, Reduction: 8}}, r.Aggregates)
+	assert.Equal(t, cardinality.Limit{Name: "max_aggregate_sources", Limit: 1_000_000, Used: 40, Ratio: 40.0 / 1_000_000}, r.Limits[len(r.Limits)-1])
+	assert.Equal(t, te.exp.agg.Sources(), r.Limits[len(r.Limits)-1].Used)
+	assert.Equal(t, int64(8*5+300+5), r.Totals.Series, "the calm requests, the flood's and the groups")
+	assert.Equal(t, 9, r.Totals.Resources, "the agents; the groups are the gateway's")
+	assert.Len(t, r.Resources, 9)
+
+	sel := r.Selection
+	require.NotNil(t, sel)
+	require.NotNil(t, sel.Family)
+	assert.Equal(t, "requests_total", sel.Family.Name)
+	assert.Equal(t, "request_id", sel.Labels[0].Name)
+	require.NotNil(t, sel.Suggestion)
+	sug := *sel.Suggestion
+	assert.Equal(t, cardinality.Suggestion{Label: "request_id", Metric: "requests", Key: "request_id",
+		YAML: "aggregate:\n  - metrics: [requests]\n    without: [request_id]\n"}, sug)
+	assert.Nil(t, te.report("?family=temperature").Selection.Suggestion, "the rule's groups: already aggregated")
+	status, _, page := te.getCardinality("", "")
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, string(page), `<section id="aggregates">`)
+	assert.Contains(t, string(page), "<pre id=\"suggestion-yaml\">aggregate:\n  - metrics: [requests]\n    without: [request_id]\n</pre>")
+
+	// The rule, pasted as the exporter's configuration.
+	var pasted struct {
+		Aggregate []aggregate.RuleConfig `yaml:"aggregate"`
+	}
+	require.NoError(t, yaml.Unmarshal([]byte(sug.YAML), &pasted))
+	require.Len(t, pasted.Aggregate, 1)
+	require.NoError(t, pasted.Aggregate[0].Check())
+	requestIDs := func(fams map[string]*dto.MetricFamily) (series int, withLabel int) {
+		for _, m := range fams["requests_total"].GetMetric() {
+			series++
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "request_id" {
+					withLabel++
+				}
+			}
+		}
+		return series, withLabel
+	}
+	te.takeZeros()
+	series, withLabel := requestIDs(te.scrape())
+	assert.Equal(t, 8*5+300, series)
+	assert.Equal(t, 300, withLabel, "without the rule, every flooded series has its request_id")
+
+	fixed := startExporter(t, withRules(append([]aggregate.RuleConfig{bySensor}, pasted.Aggregate...)...))
+	load(fixed)
+	fixed.takeZeros()
+	series, withLabel = requestIDs(fixed.scrape())
+	assert.Equal(t, 5+3, series, "a series per route of the calm agents and per method of the flood")
+	assert.Zero(t, withLabel)
+	r = fixed.report("?family=requests_total")
+	assert.Equal(t, int64(8*5+300), r.Aggregates[1].Sources)
+	assert.Equal(t, int64(8), r.Aggregates[1].Series)
+	assert.Nil(t, r.Selection.Suggestion, "summed away: nothing left to suggest")
 }
 
 func TestCardinalitySelections(t *testing.T) {

@@ -171,6 +171,12 @@ type report struct {
 		Scan struct {
 			Complete bool `json:"complete"`
 		} `json:"scan"`
+		Suggestion *struct {
+			Label  string `json:"label"`
+			Metric string `json:"metric"`
+			Key    string `json:"key"`
+			YAML   string `json:"yaml"`
+		} `json:"suggestion"`
 	} `json:"selection"`
 }
 
@@ -293,6 +299,11 @@ func checkReport(t *testing.T, c gatewaytest.Config, view, artifacts string) {
 	assert.Equal(t, "request_id", r.Selection.Labels[0].Name)
 	assert.Equal(t, r.Selection.Series, r.Selection.Labels[0].Distinct)
 	assert.True(t, r.Selection.Scan.Complete)
+	// and the rule that sums it away, in the names the agent sends.
+	require.NotNil(t, r.Selection.Suggestion, "a rule is suggested for request_id")
+	assert.Equal(t, "request_id", r.Selection.Suggestion.Label)
+	assert.Equal(t, "fleet.requests", r.Selection.Suggestion.Metric)
+	assert.Equal(t, "request.id", r.Selection.Suggestion.Key)
 }
 
 func refOf(m *dto.Metric) resourceRef {
@@ -301,7 +312,8 @@ func refOf(m *dto.Metric) resourceRef {
 
 // checkPage loads the page in headless Chromium twice: once for a
 // screenshot, once for the DOM after the page's script ran, and reads it as
-// a person would: the flooding agent first, with its refusals.
+// a person would: the flooding agent first, with its refusals, and the
+// rule that would sum its request.id away.
 func checkPage(t *testing.T, chromium, dir, view, artifacts string) {
 	shot := filepath.Join(artifacts, "cardinality.png")
 	runChromium(t, chromium, dir, "--screenshot="+shot, fmt.Sprintf("--window-size=%d,%d", width, height), view)
@@ -366,6 +378,10 @@ func checkPage(t *testing.T, chromium, dir, view, artifacts string) {
 	labels := doc.byID("labels").all(isTag("tbody")).first().all(isTag("tr"))
 	require.NotEmpty(t, labels)
 	assert.Equal(t, "request_id", labels[0].all(isTag("td"))[0].text(), "the attribute that floods comes first")
+	rule := doc.byID("suggestion").all(isTag("pre")).first().text()
+	assert.Contains(t, rule, "without: [request.id]", "the rule to paste sums the attribute away")
+	assert.Contains(t, rule, "fleet.requests")
+	assert.NotEmpty(t, doc.byID("suggestion").all(isTag("button")), "with the button the page's script adds to copy it")
 
 	activity := doc.byID("activity").text()
 	assert.Contains(t, activity, "refused")

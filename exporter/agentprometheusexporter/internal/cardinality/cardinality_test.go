@@ -1,6 +1,7 @@
 package cardinality
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"net/http"
@@ -11,9 +12,16 @@ import (
 	"time"
 
 	"github.com/cespare/xxhash/v2"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/resourcetotelemetry"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.yaml.in/yaml/v3"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -200,4 +208,242 @@ func TestAThirdReportAtOnceIsRefused(t *testing.T) {
 	assert.Equal(t, 200, w.Code)
 	assert.Zero(t, w.Body.Len(), "HEAD: headers only")
 	assert.NotEmpty(t, w.Header().Get("Content-Length"))
+}
+
+// aggregating is a store whose converter aggregates by rules, with the
+// descriptor cache the view's Origin reads and the view, as the exporter
+// wires them; agents send at its clock.
+type aggregating struct {
+	st   *store.Store
+	conv *convert.Converter
+	agg  *aggregate.Aggregator
+	view *View
+	now  time.Time
+}
+
+func newAggregating(t *testing.T, maxPerResource, maxSources int, rules ...aggregate.RuleConfig) *aggregating {
+	t.Helper()
+	compiled, err := aggregate.Compile(rules, convert.Glob)
+	require.NoError(t, err)
+	descs, err := descriptors.NewCache(10_000)
+	require.NoError(t, err)
+	g := &aggregating{st: store.New(1_000_000, maxPerResource, store.Claims{}), now: time.Unix(1_700_000_000, 0)}
+	g.agg = aggregate.New(aggregate.Config{Rules: compiled, MaxSources: maxSources, MaxSourcesPerTable: maxSources, Expiration: 5 * time.Minute}, g.st)
+	g.conv = convert.New(convert.Options{
+		ConstLabels:      map[string]string{},
+		ResourceLabels:   convert.NewResourceLabels(resourcetotelemetry.Settings{Included: []string{"host.name"}}),
+		WithoutScopeInfo: true,
+		WithSuffixes:     true,
+		Aggregator:       g.agg,
+	}, g.st, descs, func() int64 { return g.now.UnixNano() })
+	g.view = New(g.st, &Changes{}, Options{
+		Top: 1000, ScanTimeout: time.Hour, Now: time.Now,
+		Aggregates: func() []AggregateStat {
+			var out []AggregateStat
+			for _, r := range g.agg.Rules().All() {
+				s := AggregateStat{Rule: r.Index, Metrics: r.Config.Metrics, By: r.Config.By, Without: r.Config.Without, Sources: r.Sources()}
+				if res := g.st.LookupKey(aggregate.ResourceKey(r)); res != nil {
+					s.Series = res.SeriesCount()
+				}
+				out = append(out, s)
+			}
+			return out
+		},
+		MaxAggregateSources: maxSources,
+		AggregateSources:    g.agg.Sources,
+		Origin:              descs.Origin,
+	})
+	return g
+}
+
+// agent sends one export of api agent a: requests with a request.id of
+// its own (the flood, one series per agent), temperature of 5 sensors,
+// queue.depth of 3 queues and sessions with a session.id of its own; its
+// host.name is a label of every series.
+func (g *aggregating) agent(a int) {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	_ = rm.Resource().Attributes().FromRaw(map[string]any{
+		"service.name": "api", "service.instance.id": fmt.Sprintf("a-%03d", a), "host.name": fmt.Sprintf("h-%03d", a),
+	})
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	at := pcommon.NewTimestampFromTime(g.now)
+	m := ms.AppendEmpty()
+	m.SetName("requests")
+	m.SetEmptySum().SetIsMonotonic(true)
+	m.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	dp := m.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(pcommon.NewTimestampFromTime(g.now.Add(-time.Minute)))
+	dp.SetTimestamp(at)
+	dp.SetIntValue(1)
+	dp.Attributes().PutStr("request.id", fmt.Sprint("req-", a))
+	dp.Attributes().PutStr("method", "get")
+	for _, gauge := range []struct {
+		name, key string
+		values    []string
+	}{
+		{"temperature", "sensor", []string{"s0", "s1", "s2", "s3", "s4"}},
+		{"queue.depth", "queue", []string{"q0", "q1", "q2"}},
+		{"sessions", "session.id", []string{fmt.Sprint("session-", a)}},
+	} {
+		m := ms.AppendEmpty()
+		m.SetName(gauge.name)
+		dps := m.SetEmptyGauge().DataPoints()
+		for i, v := range gauge.values {
+			dp := dps.AppendEmpty()
+			dp.SetTimestamp(at)
+			dp.SetDoubleValue(float64(i))
+			dp.Attributes().PutStr(gauge.key, v)
+		}
+	}
+	g.conv.ConsumeMetrics(md)
+}
+
+func (g *aggregating) report(t *testing.T, query string) Report {
+	t.Helper()
+	w := httptest.NewRecorder()
+	g.view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cardinality?format=json&"+query, nil))
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	var r Report
+	require.NoError(t, json.Unmarshal(w.Body.Bytes(), &r))
+	return r
+}
+
+// TestTheViewOfAggregateRules: 200 agents whose temperatures a rule sums by
+// sensor and whose sessions another keeps by session; the rules' groups are
+// the gateway's own series, counted in the series and against max_series
+// but not as resources; requests, one series per agent with a request.id of
+// its own, gets the rule that sums it away; sessions, already aggregated,
+// does not.
+func TestTheViewOfAggregateRules(t *testing.T) {
+	const agents, perResource = 200, 150
+	// Each agent holds 4 series (requests, 3 queues); the sessions rule's
+	// resource would hold 200 groups, and max_series_per_resource refuses 50.
+	g := newAggregating(t, perResource, 2000,
+		aggregate.RuleConfig{Metrics: []string{"temperature"}, By: []string{"service.name", "sensor"}},
+		aggregate.RuleConfig{Metrics: []string{"spans.*"}, Without: []string{"span.id"}},
+		aggregate.RuleConfig{Metrics: []string{"sessions"}, By: []string{"session.id"}})
+	for a := range agents {
+		g.agent(a)
+	}
+	r := g.report(t, "")
+
+	assert.Equal(t, []Aggregate{
+		{Rule: 0, Metrics: []string{"temperature"}, By: []string{"service.name", "sensor"}, Sources: agents * 5, Series: 5, Reduction: agents},
+		{Rule: 1, Metrics: []string{"spans.*"}, Without: []string{"span.id"}}, // serving nothing: no reduction
+		{Rule: 2, Metrics: []string{"sessions"}, By: []string{"session.id"}, Sources: perResource, Series: perResource, Reduction: 1},
+	}, r.Aggregates, "the refused groups' sources are not held")
+	assert.Equal(t, Limit{Name: "max_aggregate_sources", Limit: 2000, Used: agents*5 + perResource, Ratio: float64(agents*5+perResource) / 2000},
+		r.Limits[len(r.Limits)-1])
+
+	// The groups are in the series, not among the resources.
+	assert.Equal(t, int64(agents*4+5+perResource), r.Totals.Series)
+	assert.Equal(t, g.st.SeriesCount(), r.Totals.Series)
+	assert.Equal(t, agents, r.Totals.Resources)
+	require.Len(t, r.Resources, agents)
+	for _, res := range r.Resources {
+		assert.Equal(t, "api", res.Job)
+		assert.Equal(t, int64(4), res.Series, res.Instance)
+	}
+	assert.Empty(t, r.Refused, "the sessions rule was refused groups; no agent was refused anything")
+	fullest := r.Limits[1]
+	assert.Equal(t, "max_series_per_resource", fullest.Name)
+	assert.Equal(t, int64(4), fullest.Used, "not the sessions rule's %d", perResource)
+	require.NotNil(t, fullest.Resource)
+	assert.Equal(t, "api", fullest.Resource.Job, "the fullest is an agent")
+
+	// requests: host_name, instance and request_id tie at 200 values, one
+	// per series; host_name is a resource label and instance the agent's,
+	// request_id an attribute a rule can sum away.
+	sel := g.report(t, "family=requests_total").Selection
+	require.NotNil(t, sel)
+	require.GreaterOrEqual(t, len(sel.Labels), 3)
+	assert.Equal(t, []string{"host_name", "instance", "request_id"}, []string{sel.Labels[0].Name, sel.Labels[1].Name, sel.Labels[2].Name})
+	require.NotNil(t, sel.Suggestion)
+	assert.Equal(t, Suggestion{Label: "request_id", Metric: "requests", Key: "request.id",
+		YAML: "aggregate:\n  - metrics: [requests]\n    without: [request.id]\n"}, *sel.Suggestion)
+
+	// queue_depth: 600 series, 200 hosts and agents, 3 queues: calm.
+	sel = g.report(t, "family=queue_depth").Selection
+	require.NotNil(t, sel)
+	assert.Equal(t, int64(agents*3), sel.Series)
+	assert.Nil(t, sel.Suggestion)
+	// sessions: the rule's groups, a value of session_id each, already
+	// aggregated: its rule is what to change. No agent in it.
+	sel = g.report(t, "family=sessions").Selection
+	require.NotNil(t, sel)
+	require.NotEmpty(t, sel.Labels)
+	assert.Equal(t, Label{Name: "session_id", Distinct: perResource, Series: perResource, Ratio: 1}, Label{
+		Name: sel.Labels[0].Name, Distinct: sel.Labels[0].Distinct, Series: sel.Labels[0].Series, Ratio: sel.Labels[0].Ratio})
+	assert.Nil(t, sel.Suggestion)
+	assert.Empty(t, sel.Resources, "the groups are no agent's")
+	// A resource: no suggestion, and the rule's resource cannot be chosen.
+	sel = g.report(t, "job=api&instance=a-007").Selection
+	require.NotNil(t, sel)
+	assert.Nil(t, sel.Suggestion)
+	w := httptest.NewRecorder()
+	g.view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cardinality?format=json&job=&instance=%FF%00%00", nil))
+	assert.Equal(t, http.StatusNotFound, w.Code)
+
+	// The page: the rules' table, the limit, the rule to paste.
+	w = httptest.NewRecorder()
+	g.view.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/cardinality?family=requests_total", nil))
+	require.Equal(t, http.StatusOK, w.Code)
+	page := w.Body.String()
+	assert.Contains(t, page, `<section id="aggregates">`)
+	assert.Contains(t, page, `<td class="n" data-v="200">200×</td>`)
+	assert.Contains(t, page, `<td class="n" data-v="0">–</td>`)
+	assert.Contains(t, page, `<td class="n" data-v="1">1.0×</td>`)
+	assert.Contains(t, page, `without: <code>span.id</code>`)
+	assert.Contains(t, page, `<code>max_aggregate_sources</code>`)
+	assert.Contains(t, page, "<pre id=\"suggestion-yaml\">aggregate:\n  - metrics: [requests]\n    without: [request.id]\n</pre>")
+}
+
+// TestNoSuggestionBelowTheThreshold: a label of a value per series, in a
+// family of fewer series than explodingDistinct, and a label of a value per
+// two series and a half, in a large one, are not suggested; nor are job and
+// instance, whatever Origin says.
+func TestNoSuggestionBelowTheThreshold(t *testing.T) {
+	origin := func(family, label string) (string, string, bool) { return "m", label, true }
+	v := New(store.New(10, 10, store.Claims{}), &Changes{}, Options{Origin: origin})
+	label := func(name string, distinct, series int64) Label {
+		return Label{Name: name, Distinct: distinct, Ratio: ratio(distinct, series), stored: name}
+	}
+	assert.Nil(t, v.suggest("f", []Label{label("id", explodingDistinct-1, explodingDistinct-1)}))
+	assert.Nil(t, v.suggest("f", []Label{label("id", 400, 1000), label("k", 3, 1000)}))
+	assert.Nil(t, v.suggest("f", []Label{label("instance", 1000, 1000), label("job", 1000, 1000)}))
+	s := v.suggest("f", []Label{label("instance", 1000, 2000), label("id", 1000, 2000)})
+	require.NotNil(t, s, "at the threshold")
+	assert.Equal(t, "id", s.Label)
+}
+
+// TestSuggestedYAMLReadsBack: whatever the names, the block is YAML that
+// reads back as the rule.
+func TestSuggestedYAMLReadsBack(t *testing.T) {
+	for _, names := range [][2]string{
+		{"rpc.server.call.duration", "user.id"},
+		{"http/requests-total", "_k"},
+		{"a b: c # d", "[x], {y}"},
+		{`q"uote\`, "tab\there\nnewline"},
+		{"true", "null"},
+		{"1e3", "~"},
+		{"ünïcode", "ключ"},
+		{"*", "-"},
+	} {
+		var got struct {
+			Aggregate []aggregate.RuleConfig `yaml:"aggregate"`
+		}
+		text := ruleYAML(names[0], names[1])
+		require.NoError(t, yaml.Unmarshal([]byte(text), &got), text)
+		assert.Equal(t, []aggregate.RuleConfig{{Metrics: []string{names[0]}, Without: []string{names[1]}}}, got.Aggregate, text)
+	}
+	assert.Equal(t, "aggregate:\n  - metrics: [rpc.server.call.duration]\n    without: [user.id]\n", ruleYAML("rpc.server.call.duration", "user.id"))
+}
+
+func TestFormatReduction(t *testing.T) {
+	assert.Equal(t, "–", formatReduction(0))
+	assert.Equal(t, "1.0×", formatReduction(1))
+	assert.Equal(t, "2.5×", formatReduction(2.5))
+	assert.Equal(t, "120×", formatReduction(120.4))
+	assert.Equal(t, "1\u202f500×", formatReduction(1500))
 }

@@ -35,7 +35,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		}
 		return many
 	},
-	"height": barHeight,
+	"height":   barHeight,
+	"times":    formatReduction,
+	"grouping": groupingOf,
 	"cell": func(n, of int64, class string) activityCell {
 		return activityCell{N: n, Ratio: ratio(n, of), Class: class}
 	},
@@ -145,6 +147,33 @@ func barHeight(r float64) template.CSS {
 		p = max(p, 5)
 	}
 	return template.CSS("height:" + strconv.FormatFloat(p, 'f', 1, 64) + "%")
+}
+
+// formatReduction writes how many agents' series one served series stands
+// for: "120×", "2.5×"; a dash while the rule serves nothing.
+func formatReduction(r float64) string {
+	switch {
+	case r <= 0:
+		return "–"
+	case r < 10:
+		return strconv.FormatFloat(r, 'f', 1, 64) + "×"
+	default:
+		return formatCount(int64(math.Round(r))) + "×"
+	}
+}
+
+// grouping is how a rule groups: the keys it keeps (by) or sums away
+// (without).
+type grouping struct {
+	Word string
+	Keys []string
+}
+
+func groupingOf(a Aggregate) grouping {
+	if a.Without != nil {
+		return grouping{"without", a.Without}
+	}
+	return grouping{"by", a.By}
 }
 
 // activityCell is one count of the activity table and its bar.

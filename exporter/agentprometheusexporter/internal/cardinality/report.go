@@ -21,8 +21,13 @@ type Report struct {
 	Top    int     `json:"top"`
 	Totals Totals  `json:"totals"`
 	Limits []Limit `json:"limits"`
-	// Resources are the top resources by series held; Refused the top
-	// resources by series refused since they were first seen.
+	// Aggregates are the aggregate rules, in configuration order; empty
+	// without any.
+	Aggregates []Aggregate `json:"aggregates"`
+	// Resources are the top resources (agents) by series held; Refused the
+	// top resources by series refused since they were first seen. The
+	// gateway's own series, the groups of the aggregate rules, are no
+	// agent's and are not listed.
 	Resources []Resource `json:"resources"`
 	Refused   []Resource `json:"refused"`
 	// Families are the top families by series held.
@@ -38,8 +43,10 @@ type Report struct {
 
 // Totals count what the store holds.
 type Totals struct {
+	// Series counts every series held, the aggregate rules' groups too:
+	// what max_series is checked against.
 	Series int64 `json:"series"`
-	// Resources counts the resources holding series or seen within
+	// Resources counts the agents' resources holding series or seen within
 	// metric_expiration.
 	Resources int `json:"resources"`
 	Families  int `json:"families"`
@@ -47,12 +54,30 @@ type Totals struct {
 
 // Limit is one limit and how close the store is to it.
 type Limit struct {
-	Name  string  `json:"name"` // max_series, max_series_per_resource or max_descriptors
+	Name  string  `json:"name"` // max_series, max_series_per_resource, max_descriptors or max_aggregate_sources
 	Limit int64   `json:"limit"`
 	Used  int64   `json:"used"`
 	Ratio float64 `json:"ratio"` // used / limit
 	// Resource is, for max_series_per_resource, the resource closest to it.
 	Resource *ResourceRef `json:"resource,omitempty"`
+}
+
+// Aggregate is one aggregate rule: what it absorbs and what it serves.
+type Aggregate struct {
+	// Rule is the rule's place in the aggregate list.
+	Rule    int      `json:"rule"`
+	Metrics []string `json:"metrics"`
+	// By or Without, whichever the rule sets (by: [] keeps nothing, and is
+	// not the same as no by).
+	By      []string `json:"by,omitzero"`
+	Without []string `json:"without,omitzero"`
+	// Sources counts the agents' series the rule absorbs: their state is
+	// held, not the series. Series counts the aggregated series it serves.
+	Sources int64 `json:"sources"`
+	Series  int64 `json:"series"`
+	// Reduction is Sources / Series: how many agents' series one served
+	// series stands for; 0 while it serves none.
+	Reduction float64 `json:"reduction"`
 }
 
 // ResourceRef names a resource: job and instance as its series carry them
@@ -107,6 +132,9 @@ type Selection struct {
 	// Labels are the label names of the series scanned, by distinct values.
 	Labels []Label `json:"labels"`
 	Scan   Scan    `json:"scan"`
+	// Suggestion is, for a family whose label explodes, the aggregate rule
+	// that would sum the label away.
+	Suggestion *Suggestion `json:"suggestion,omitempty"`
 }
 
 // ResourceShare is a resource's part of a family.
@@ -129,6 +157,8 @@ type Label struct {
 	Ratio float64 `json:"ratio"`
 	// Examples are the first few values seen, at most 80 bytes each.
 	Examples []string `json:"examples"`
+
+	stored string // the name as the store has it (escaped), for Origin
 }
 
 // Scan tells how much of a selection's series the label count read. The
@@ -157,9 +187,13 @@ func (v *View) build(q Query) Report {
 	r := Report{GeneratedAt: now.UTC(), Top: q.Top, Limits: []Limit{}, Refused: []Resource{}}
 
 	resources := v.store.Resources()
-	stats := make([]store.ResourceStat, len(resources))
-	for i, res := range resources {
-		stats[i] = res.Stat()
+	stats := make([]store.ResourceStat, 0, len(resources))
+	for _, res := range resources {
+		// The groups of the aggregate rules are the gateway's own series:
+		// they are in the totals' series and max_series, not among the agents.
+		if s := res.Stat(); !s.Own {
+			stats = append(stats, s)
+		}
 	}
 	r.Totals.Resources = len(stats)
 	bySeries := top(stats, q.Top, func(a, b store.ResourceStat) int {
@@ -204,13 +238,27 @@ func (v *View) build(q Query) Report {
 	if v.opts.MaxDescriptors > 0 && v.opts.Descriptors != nil {
 		r.Limits = append(r.Limits, limit("max_descriptors", int64(v.opts.MaxDescriptors), int64(v.opts.Descriptors())))
 	}
+	r.Aggregates = []Aggregate{}
+	if v.opts.Aggregates != nil {
+		for _, a := range v.opts.Aggregates() {
+			r.Aggregates = append(r.Aggregates, Aggregate{
+				Rule: a.Rule, Metrics: a.Metrics, By: a.By, Without: a.Without,
+				Sources: a.Sources, Series: a.Series, Reduction: ratio(a.Sources, a.Series),
+			})
+		}
+		if v.opts.MaxAggregateSources > 0 && v.opts.AggregateSources != nil {
+			r.Limits = append(r.Limits, limit("max_aggregate_sources", int64(v.opts.MaxAggregateSources), v.opts.AggregateSources()))
+		}
+	}
 
 	r.Activity.Minutes, r.Activity.SinceStart = v.changes.Last(now)
 
 	switch {
 	case q.Resource:
 		res := v.store.LookupResource(q.Job, q.Instance)
-		if res == nil {
+		// A rule's groups have a resource of their own, which an instance of
+		// "\xff..." could name; it is no agent's.
+		if res == nil || res.Stat().Own {
 			r.Error = "no resource with job " + strconv.Quote(q.Job) + " and instance " + strconv.Quote(q.Instance)
 			break
 		}
@@ -264,16 +312,26 @@ func (v *View) selectFamily(f *store.Family, n int, began time.Time) *Selection 
 	sc.family(f, nil, true)
 	sel.Labels, sel.Scan = sc.result()
 
-	// The ranking is among the resources met; their counts are exact.
+	// The ranking is among the agents met; their counts are exact. A family
+	// that a rule's groups are part of is already aggregated: its rule is
+	// what to change, not one more to suggest.
 	shares := make([]ResourceShare, 0, len(sc.resources))
+	aggregated := false
 	for res := range sc.resources {
 		s := res.Stat()
+		if s.Own {
+			aggregated = true
+			continue
+		}
 		held := int64(f.HeldBy(res))
 		shares = append(shares, ResourceShare{ResourceRef: ResourceRef{Job: s.Job, Instance: s.Instance}, Series: held, SeriesRatio: ratio(held, sel.Series)})
 	}
 	sel.Resources = top(shares, n, func(a, b ResourceShare) int {
 		return cmp.Or(cmp.Compare(b.Series, a.Series), strings.Compare(a.Job, b.Job), strings.Compare(a.Instance, b.Instance))
 	})
+	if !aggregated {
+		sel.Suggestion = v.suggest(f.Name, sel.Labels)
+	}
 	return sel
 }
 

@@ -145,7 +145,7 @@ func (sc *scan) result() ([]Label, Scan) {
 		}
 		out = append(out, Label{
 			Name: string(promtext.AppendUnescaped(nil, lc.name)), Distinct: n, Estimated: est,
-			Series: lc.series, Ratio: ratio(n, sc.series), Examples: lc.examples,
+			Series: lc.series, Ratio: ratio(n, sc.series), Examples: lc.examples, stored: lc.name,
 		})
 	}
 	slices.SortFunc(out, func(a, b Label) int {

@@ -2,7 +2,9 @@
 // resources (agents) and families holding the most series, how close the
 // store is to its limits, who the limits refuse, which label names of a
 // family or resource have the most values, and how series came and went
-// over the last minutes. It serves one report as an HTML page and as JSON.
+// over the last minutes; what each aggregate rule absorbs and serves, and,
+// for a family whose label explodes, the rule that would sum it away. It
+// serves one report as an HTML page and as JSON.
 //
 // The per-resource and per-family counts are kept by the store as series
 // come and go; the label counts read label sets a chunk at a time, as a
