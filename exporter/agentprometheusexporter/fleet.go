@@ -71,6 +71,7 @@ func (e *agentPrometheusExporter) startFleet() error {
 		fcfg.Receive = func(id fleet.ID, payload []byte, giver uint64, answers int64, keep bool) bool {
 			return e.agg.Receive(store.ID(id), payload, aggregate.From{Giver: giver, Answers: answers}, keep, e.clock.now().UnixNano())
 		}
+		fcfg.Preceded = func(id fleet.ID, node uint64) { e.agg.Preceded(store.ID(id), node) }
 		fcfg.Gained = func(id fleet.ID, prev uint64, point int64) {
 			e.agg.Gained(store.ID(id), prev, point, e.clock.now().UnixNano())
 		}

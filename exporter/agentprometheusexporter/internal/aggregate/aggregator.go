@@ -62,9 +62,9 @@ type Aggregator struct {
 }
 
 // From says whose counts are handed over, and which claim of the agent they
-// answer: a gateway that waits for counts takes only those of the holder
-// before it that answer its own claim. Any others are out of date (an
-// earlier holding of the same gateway's, delivered late).
+// answer: a gateway that waits for counts takes only those that answer its
+// own claim. Any others are out of date (an earlier holding's, delivered
+// late).
 type From struct {
 	// Giver is the gateway that counted them; 0 for this one.
 	Giver uint64
@@ -245,6 +245,25 @@ func (a *Aggregator) Gained(id store.ID, expect uint64, point, now int64) {
 	}
 }
 
+// Preceded is called when this gateway learns, after it claimed an agent,
+// that node held the agent before its claim: if it waits, it no longer
+// counts the agent's runs whole should no counts come (they may have been
+// counted there), but from its first point after the wait, as when a known
+// holder's counts miss.
+func (a *Aggregator) Preceded(id store.ID, node uint64) {
+	a.mu.Lock()
+	t := a.tables[id]
+	a.mu.Unlock()
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.dead && t.owned && !t.settled && t.expect == 0 {
+		t.expect = node
+	}
+}
+
 // Lost is called when another gateway, to, claimed an agent: what this
 // gateway counted of it goes to that one, which counts on from there, and
 // its gauges leave their groups. The points this gateway receives of the
@@ -337,8 +356,8 @@ func (a *Aggregator) hand(to uint64, id store.ID, payload []byte, from From) {
 }
 
 // Receive applies counts of an agent handed over: this gateway counts on
-// from them if it holds the agent and waits for them (they are from the
-// agent's holder before it, and answer its claim); if it lost the agent
+// from them if it holds the agent and waits for them (they answer its
+// claim); if it lost the agent
 // while it waited for them, it counts its own time as holder from them and
 // hands the result on to the agent's new holder. Counts it does not wait
 // for are out of date: it drops them (stale). It reports whether it took

@@ -457,10 +457,12 @@ func (t *Table) End(w *store.Writer, key uint64, kind Kind) {
 	}
 }
 
-// awaits reports whether t waits for counts from: its previous holder's,
-// answering its claim.
+// awaits reports whether t waits for counts from: those answering its
+// claim. They come from the gateway that held the agent when it heard the
+// claim, which need not be the one expected: a claim made since that one's,
+// which gossip had not brought here yet, made another the holder.
 func (t *Table) awaits(from From) bool {
-	return t.claimPoint != 0 && from.Answers == t.claimPoint && (t.expect == 0 || from.Giver == t.expect)
+	return t.claimPoint != 0 && from.Answers == t.claimPoint
 }
 
 // upTo copies what t holds of its points up to through, the point of the

@@ -64,7 +64,12 @@ func (c *claims) received(id ID, newest, now int64) (cl Claim, r Received, prev 
 	e.newest, e.touched = max(e.newest, newest), now
 	switch {
 	case e.node == c.self:
-		e.point = max(e.point, newest)
+		// The claim keeps its point: a claim another node makes meanwhile,
+		// of its newest point, orders after it, and this node lets go when
+		// it hears it, however new what it holds (KeptNewer). Were the
+		// point to grow with what this node receives, such a claim could
+		// be stale here and current there: both would hold the agent, and
+		// count it twice (internal/aggregate).
 		return Claim{}, Held, 0
 	case e.lost != 0 && now-e.lost < c.interval:
 		return Claim{}, Deferred, 0
@@ -130,26 +135,28 @@ func (h Heard) String() string { return heardNames[h] }
 
 // heard records a claim heard at now and says what it means here.
 func (c *claims) heard(cl Claim, now int64) Heard {
-	h, _ := c.heardFrom(cl, now)
+	h, _, _ := c.heardFrom(cl, now)
 	return h
 }
 
 // heardFrom is heard, and says whether the claim is of another node than
 // the latest claimant known (a state exchange repeats a claimant's claim
-// with its newest point).
-func (c *claims) heardFrom(cl Claim, now int64) (h Heard, newClaimant bool) {
+// with its newest point), and whether it is an older claim of another node
+// than this one's latest: another node held the resource before this one's
+// claim, which gossip had not brought here when it claimed.
+func (c *claims) heardFrom(cl Claim, now int64) (h Heard, newClaimant, precedes bool) {
 	if cl.Node == c.self {
-		return Own, false
+		return Own, false, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[cl.Resource]
 	if e != nil && !cl.newer(e.point, e.node) {
-		return Stale, false
+		return Stale, false, e.node == c.self && cl.Point < e.point
 	}
 	if e == nil {
 		if len(c.entries) >= c.max {
-			return NotHeld, true // remembered only when there is room
+			return NotHeld, true, false // remembered only when there is room
 		}
 		e = &entry{}
 		c.entries[cl.Resource] = e
@@ -163,7 +170,7 @@ func (c *claims) heardFrom(cl Claim, now int64) (h Heard, newClaimant bool) {
 	e.touched = max(e.touched, e.heard)
 	switch {
 	case !held:
-		return NotHeld, newClaimant
+		return NotHeld, newClaimant, false
 	case e.newest > cl.Point:
 		// A claim of another node than the latest claimant is a hand-over
 		// this node goes along with; the same claimant's again (a state
@@ -171,10 +178,10 @@ func (c *claims) heardFrom(cl Claim, now int64) (h Heard, newClaimant bool) {
 		if cl.Node != claimant {
 			e.lost = now
 		}
-		return KeptNewer, newClaimant
+		return KeptNewer, newClaimant, false
 	}
 	e.lost = now
-	return Departed, newClaimant
+	return Departed, newClaimant, false
 }
 
 // maxStateClaims bounds the claims a state exchange carries (37 bytes each,

@@ -29,8 +29,9 @@ func TestReceivingAResourceClaimsIt(t *testing.T) {
 	// Its next batches say nothing: this node made the latest claim.
 	_, r, _ = c.received(agent, sec(101), sec(2))
 	assert.Equal(t, Held, r)
-	// The claim it hands on in a state exchange has the newest point and its age.
-	assert.Equal(t, []Claim{{Resource: agent, Point: sec(101), Node: self, Age: time.Second}}, c.own(sec(2)))
+	// The claim it hands on in a state exchange is the claim it made, with
+	// its age: its point does not grow with what the node receives since.
+	assert.Equal(t, []Claim{{Resource: agent, Point: sec(100), Node: self, Age: time.Second}}, c.own(sec(2)))
 }
 
 func TestAClaimNotOlderThanWhatIsHeldHereDeparts(t *testing.T) {
@@ -47,14 +48,22 @@ func TestAClaimNotOlderThanWhatIsHeldHereDeparts(t *testing.T) {
 	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(101), Node: other}, sec(3)))
 }
 
-func TestAClaimOlderThanWhatIsHeldHereIsStale(t *testing.T) {
+func TestAClaimMadeWhileThisNodeReceivedNewerPointsTakesTheResource(t *testing.T) {
 	c := newTestClaims()
 	c.received(agent, sec(100), sec(1))
 	c.received(agent, sec(105), sec(6))
-	// Its claim carries point 105 now; a claim of 103 lost a race or was replayed.
-	assert.Equal(t, Stale, c.heard(Claim{Resource: agent, Point: sec(103), Node: other}, sec(7)))
+	// Another node claimed with 103 before this one's 105 arrived: its claim
+	// orders after this node's (100), so it holds the resource; this node
+	// keeps its newer point (and, aggregating, hands over what it counted).
+	assert.Equal(t, KeptNewer, c.heard(Claim{Resource: agent, Point: sec(103), Node: other}, sec(7)))
+	assert.Equal(t, uint64(other), c.latest(agent))
 	_, r, _ := c.received(agent, sec(106), sec(7))
-	assert.Equal(t, Held, r)
+	assert.Equal(t, Deferred, r, "damped: it gave the resource up just now")
+	// A claim older than this node's, replayed, is stale.
+	d := newTestClaims()
+	d.received(agent, sec(100), sec(1))
+	assert.Equal(t, Stale, d.heard(Claim{Resource: agent, Point: sec(99), Node: other}, sec(2)))
+	assert.Equal(t, uint64(self), d.latest(agent))
 }
 
 func TestANewerClaimKeepsWhatThisNodeReceivedSinceWithoutClaiming(t *testing.T) {

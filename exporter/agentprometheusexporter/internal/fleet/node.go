@@ -46,6 +46,10 @@ type Config struct {
 	// node than the latest claimant known): node by now holds the
 	// resource, with points up to point.
 	Claimed func(id ID, by uint64, point int64)
+	// Preceded, when set, is called on memberlist's goroutine when the node
+	// hears a claim older than its own latest claim of a resource, which it
+	// did not know of when it claimed: node held the resource before it.
+	Preceded func(id ID, node uint64)
 	// Receive, when set, takes handed-over counts of a resource (Hand), on
 	// memberlist's goroutine, and reports whether it did; an offer (keep,
 	// from a node that stopped) it must take: nobody else is to have them.
@@ -235,12 +239,15 @@ func (n *Node) Owns(id ID) bool { return n.claims.latest(id) == n.claims.self }
 
 // hear applies a claim heard from the cluster, and reports what it meant.
 func (n *Node) hear(c Claim) Heard {
-	h, newClaimant := n.claims.heardFrom(c, n.cfg.Now())
+	h, newClaimant, precedes := n.claims.heardFrom(c, n.cfg.Now())
 	if h == Departed && !n.cfg.Depart(c.Resource, c.Point) {
 		n.stats.Dropped[DropOverloaded].Add(1)
 	}
-	if newClaimant && n.cfg.Claimed != nil {
+	switch {
+	case newClaimant && n.cfg.Claimed != nil:
 		n.cfg.Claimed(c.Resource, c.Node, c.Point)
+	case precedes && n.cfg.Preceded != nil:
+		n.cfg.Preceded(c.Resource, c.Node)
 	}
 	return h
 }
