@@ -2,6 +2,7 @@ package agentprometheusexporter
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -145,4 +146,66 @@ func TestAStoppingReplicaHandsItsAgentsToASuccessor(t *testing.T) {
 	b.takeZeros()
 	got, _ := requests(b)
 	assert.Equal(t, 6.0, got, "b counts on from the 20 a counted: nothing lost, nothing twice")
+}
+
+// TestAnAgentBalancedPerRequestIsCountedOnce: three replicas of a real
+// memberlist fleet, an agent whose every export reaches the next replica,
+// faster than a claim's gossip on some: however the claims interleave, the
+// replicas' aggregates add up to what the agent counted once its last
+// export is claimed (after the damping) and handed over.
+func TestAnAgentBalancedPerRequestIsCountedOnce(t *testing.T) {
+	keyFile, _ := fleetKey(t)
+	gossipA := testnet.FreeEndpoint(t)
+	damped := func(bind string, join ...string) func(*Config) {
+		return func(c *Config) {
+			inFleetHanding(keyFile, bind, join...)(c)
+			c.Fleet.ClaimInterval = time.Second
+		}
+	}
+	replicas := []*testExporter{startExporter(t, damped(gossipA))}
+	for range 2 {
+		replicas = append(replicas, startExporter(t, damped(testnet.FreeEndpoint(t), gossipA)))
+	}
+	waitFleet(t, 3, replicas...)
+	tick := func(d time.Duration) {
+		for _, r := range replicas {
+			r.clock.advance(d)
+			r.exp.agg.Tick(r.clock.now().UnixNano())
+		}
+	}
+	var counted int64
+	for i := range 30 {
+		counted += 10
+		replicas[i%3].consume(agentRequests("i-1", 10*time.Minute, 11*time.Minute+time.Duration(i)*time.Second, counted))
+		// The replicas' clocks go as the real one, which gossip keeps.
+		tick(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
+	}
+	// The replicas that took the last exports claim them back once their
+	// damping passed (checked every second), and are handed the counts.
+	var total float64
+	require.Eventually(t, func() bool {
+		tick(500 * time.Millisecond)
+		total = 0
+		for _, r := range replicas {
+			r.takeZeros()
+			v, _ := requests(r)
+			total += v
+		}
+		if total != float64(counted) {
+			var hs []string
+			for _, r := range replicas {
+				v, _ := requests(r)
+				hs = append(hs, fmt.Sprint(v, r.exp.agg.Handovers()))
+			}
+			t.Logf("total %v: %v", total, hs)
+		}
+		return total == float64(counted)
+	}, 20*time.Second, 500*time.Millisecond, "the replicas' aggregates add up to the agent's %d", counted)
+	t.Logf("total %v", total)
+	var applied int64
+	for _, r := range replicas {
+		applied += r.exp.agg.Handovers()[aggregate.HandoverApplied]
+	}
+	assert.Positive(t, applied, "the agent changed holders with its counts")
 }
