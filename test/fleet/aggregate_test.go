@@ -343,3 +343,90 @@ func TestAggregateControlHandoverOff(t *testing.T) {
 	t.Logf("%d findings, %d of them totals, e.g.:\n%s", len(f.msgs), totals, strings.Join(f.msgs[:min(3, len(f.msgs))], "\n"))
 	assert.Positive(t, totals, "the totals are not exact without handovers")
 }
+
+// TestAggregateCrash measures what a replica killed (SIGKILL: no drain, no
+// handover) loses of the aggregates: what it counted since Prometheus last
+// scraped it, and the increments of its agents between their last export
+// to it and the first their new replicas count, which begin from their
+// first point after the handover timeout, never guessing what the dead one
+// counted. The fleet never counts more than the agents did.
+func TestAggregateCrash(t *testing.T) {
+	tl := requireTools(t, true)
+	dir := t.TempDir()
+	sets := fleetSets(aggregateSets...)
+	var replicas []*replica
+	for i := range replicaCount {
+		replicas = append(replicas, newReplica(t, fmt.Sprintf("replica-%d", i+1), tl.gateway, dir, sets...))
+	}
+	formFleet(t, dir, replicas)
+	var wg sync.WaitGroup
+	for _, r := range replicas {
+		wg.Go(func() { r.start(t) })
+	}
+	wg.Wait()
+	lb := startHAProxy(t, tl.haproxy, dir, replicas)
+	targets := make([]string, len(replicas))
+	for i, r := range replicas {
+		targets[i] = strconv.Quote(r.metrics)
+	}
+	prom := promtest.Start(t, dir, "prometheus", tl.prometheus, fmt.Sprintf(`global:
+  scrape_interval: %v
+  scrape_timeout: %v
+scrape_configs:
+  - job_name: statsgate
+    honor_labels: true
+    static_configs:
+      - targets: [%s]
+`, scrapeInterval, scrapeInterval, strings.Join(targets, ", ")))
+	stopReplicasBeforePrometheus(t, replicas)
+	prom.WaitUp(t, "statsgate", replicaCount, 30*time.Second)
+
+	otlpBin := proctest.GoBuild(t, "../..", "./cmd/otlpagent", dir)
+	g := &otlpGroup{name: aggSticky, protocol: "grpc", temporality: "cumulative", endpoint: lb.grpc}
+	g.start(t, otlpBin, dir, 6)
+	began := time.Now()
+	time.Sleep(3 * connectionAge)
+
+	// Just before the kill: what the victim holds, and what Prometheus
+	// last scraped of it.
+	victim := replicas[1]
+	fams, _, _, err := gatewaytest.Scrape("http://" + victim.metrics + "/metrics")
+	require.NoError(t, err)
+	held := 0.0
+	for _, m := range fams["fleet_operations_total"].GetMetric() {
+		held += m.GetCounter().GetValue()
+	}
+	scraped, err := prom.Floats(fmt.Sprintf(`sum(fleet_operations_total{instance=%q})`, victim.metrics))
+	require.NoError(t, err)
+	killedAt := time.Now()
+	victim.kill()
+	time.Sleep(3 * time.Second)
+	victim.start(t)
+	time.Sleep(2 * connectionAge)
+	m := g.stop(t)
+	stopped := time.Now()
+	time.Sleep(handoverTimeout + claimInterval + time.Second)
+	prom.WaitScrapedAfter(t, "statsgate", time.Now().Add(2*scrapeInterval), 15*time.Second)
+
+	want := 0.0
+	for _, kinds := range wantOf([]agentmanifest.OTLP{m}) {
+		want += kinds["fleet_operations_total"]
+	}
+	series, err := prom.Raw(fmt.Sprintf(`fleet_operations_total{job=%q}`, aggSticky), 5*time.Minute, time.Now())
+	require.NoError(t, err)
+	got := 0.0
+	for _, s := range series {
+		got += summarize(s.Points).total
+	}
+	unscraped := held - scraped[""]
+	rate := want / stopped.Sub(began).Seconds()
+	lost := want - got
+	t.Logf("agents counted %v, Prometheus stored %v over the replicas: lost %v (%.2f%%); the killed replica held %v unscraped; the agents count %.0f a second",
+		want, got, lost, 100*lost/want, unscraped, rate)
+	assert.GreaterOrEqual(t, lost, 0.0, "never more than the agents counted")
+	// The agents reach new replicas within a reconnect and an export, and
+	// are counted from their first export after the handover timeout.
+	gap := reconnectGap + handoverTimeout + 2*exportInterval
+	bound := unscraped + rate*gap.Seconds()
+	assert.LessOrEqual(t, lost, bound, "what was unscraped, and the agents' increments over %v after the kill at %s", gap, killedAt.Format("15:04:05"))
+}
