@@ -248,7 +248,7 @@ fleet: $(DISTRO) $(PROMETHEUS3) haproxy
 	STATSGATE_HAPROXY=$$(command -v haproxy) \
 	STATSGATE_FLEET_SETS=$(FLEET_SETS) \
 	STATSGATE_DASHBOARD_PNG=$(if $(DASHBOARD_SCREENSHOT),$(abspath $(DASHBOARD_SCREENSHOT))) \
-	$(GO) test -count=1 -v -timeout 12m ./test/fleet
+	$(GO) test -count=1 -v -timeout 16m ./test/fleet
 
 ## move-alternatives: the move of one agent between two replicas run in the other ways
 ## docs/scaling.md compares (sample timestamps off, a short metric_expiration,

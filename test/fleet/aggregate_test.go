@@ -292,7 +292,6 @@ func (run *aggRun) telemetrySum(t *testing.T, name, attr string) map[string]floa
 }
 
 func TestAggregate(t *testing.T) {
-	t.Parallel() // with the fleet's other scenarios
 	tl := requireTools(t, true)
 	run := runAggregate(t, tl, true)
 

@@ -28,7 +28,10 @@ import (
 	"github.com/statsgate/statsgate/test/internal/gatewaytest"
 )
 
-var dropAttributeConfig = filepath.Join("..", "..", "testdata", "drop-attribute.yaml")
+var (
+	dropAttributeConfig = filepath.Join("..", "..", "testdata", "drop-attribute.yaml")
+	aggregateConfig     = filepath.Join("..", "..", "testdata", "aggregate.yaml")
+)
 
 // The flood: otelgrpc's server call durations (semconv >= 1.39) with a
 // user.id on every point, one series per user and method.
@@ -48,31 +51,40 @@ type totals struct {
 }
 
 // TestDropAttributeRemedy sends the same flooding agent to the default
-// gateway and to testdata/drop-attribute.yaml: on the first the cardinality
-// view names user_id as the label that floods the family and /metrics has a
-// series per user; with the remedy user_id is in neither, one series per
-// method is left, and its count, sum and buckets are the users' totals, at
-// the agent's first export and at its second (cumulative: every user's
-// calls grew).
+// gateway, to testdata/drop-attribute.yaml and to testdata/aggregate.yaml:
+// on the first the cardinality view names user_id as the label that floods
+// the family and /metrics has a series per user; with either remedy user_id
+// is in neither, one series per method is left, and its count, sum and
+// buckets are the users' totals, at the agent's first export and at its
+// second (cumulative: every user's calls grew). The aggregate, summed at
+// the gateway across agents, has no instance of its own.
 func TestDropAttributeRemedy(t *testing.T) {
 	t.Run("the remedy is the default gateway plus metrics_transform", func(t *testing.T) {
 		checkRemedyIsGatewayPlusProcessor(t)
 	})
+	t.Run("aggregate.yaml is the default gateway plus an aggregate rule", func(t *testing.T) {
+		checkAggregateIsGatewayPlusRule(t)
+	})
 	for _, tc := range []struct {
 		name, config string
 		remedy       bool
+		aggregate    bool
 	}{
-		{"default gateway", gatewayConfig, false},
-		{"drop-attribute.yaml", dropAttributeConfig, true},
+		{"default gateway", gatewayConfig, false, false},
+		{"drop-attribute.yaml", dropAttributeConfig, true, false},
+		{"aggregate.yaml", aggregateConfig, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			otlp, metrics, _ := startGateway(t, tc.config)
+			otlp, metrics, _, g := startGatewayProcess(t, tc.config)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			exp, err := otlpmetricgrpc.New(ctx, otlpmetricgrpc.WithEndpoint(otlp), otlpmetricgrpc.WithInsecure())
 			require.NoError(t, err)
 			defer func() { require.NoError(t, exp.Shutdown(ctx)) }()
-			start := time.Now().Add(-time.Minute)
+			// The agent's run begins after the gateway started: an aggregate
+			// counts it from zero (one older would count from its first
+			// export, whoever counted it before).
+			start := time.Now()
 
 			var fam *dto.MetricFamily
 			for round := 1; round <= 2; round++ {
@@ -86,7 +98,7 @@ func TestDropAttributeRemedy(t *testing.T) {
 						return false
 					}
 					got, err = totalsByMethod(fam)
-					return err == nil && assert.ObjectsAreEqual(want, got)
+					return err == nil && sameTotals(want, got)
 				}, 10*time.Second, 100*time.Millisecond)
 				require.True(t, held, "export %d: %s never held the agent's totals %v; last seen %v", round, floodFamily, want, got)
 			}
@@ -103,6 +115,17 @@ func TestDropAttributeRemedy(t *testing.T) {
 				assert.Equal(t, len(floodMethods), series, "one series per method")
 				assert.Zero(t, withLabel, "series with %s", floodLabel)
 				assert.NotContains(t, labels, floodLabel, "the view's labels of %s", floodFamily)
+				for _, m := range fam.GetMetric() {
+					if tc.aggregate {
+						assert.Empty(t, gatewaytest.LabelValue(m, "instance"), "an aggregate has no instance: %v", m.GetLabel())
+						assert.Equal(t, "shop", gatewaytest.LabelValue(m, "job"))
+					} else {
+						assert.Equal(t, "shop-1", gatewaytest.LabelValue(m, "instance"))
+					}
+				}
+				if tc.aggregate {
+					stopScraped(t, g, metrics)
+				}
 			} else {
 				assert.Equal(t, len(floodMethods)*floodUsers, series, "one series per user and method")
 				assert.Equal(t, series, withLabel, "series with %s", floodLabel)
@@ -111,6 +134,43 @@ func TestDropAttributeRemedy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sameTotals compares totals: counts and buckets exactly, sums to a part in
+// 10^12 (an aggregate adds the sums' increments in float64, whose rounding
+// differs from adding the users' sums).
+func sameTotals(want, got map[string]totals) bool {
+	if len(want) != len(got) {
+		return false
+	}
+	for k, w := range want {
+		g, ok := got[k]
+		if !ok || w.count != g.count || !slices.Equal(w.buckets, g.buckets) || math.Abs(w.sum-g.sum) > 1e-12*math.Abs(w.sum) {
+			return false
+		}
+	}
+	return true
+}
+
+// stopScraped stops a gateway holding aggregates, whose values exist
+// nowhere else: on SIGTERM it waits until its scrapers, this test among
+// them, took the last ones. The test scrapes on until it exits.
+func stopScraped(t *testing.T, g *gatewaytest.Gateway, metrics string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+				_, _, _, _ = gatewaytest.Scrape("http://" + metrics + "/metrics")
+			}
+		}
+	}()
+	took := g.Stop(t, 10*time.Second)
+	close(done)
+	t.Logf("stopped in %v, its scrapers having taken the last aggregates", took.Round(time.Millisecond))
 }
 
 // floodTotals are the totals of floodingAgent's export round for each method.
@@ -248,6 +308,13 @@ func viewLabels(t *testing.T, metrics, family string) []string {
 // gRPC and /metrics addresses once it is healthy.
 func startGateway(t *testing.T, config string) (otlp, metrics, telemetry string) {
 	t.Helper()
+	otlp, metrics, telemetry, _ = startGatewayProcess(t, config)
+	return otlp, metrics, telemetry
+}
+
+// startGatewayProcess is startGateway, with the process and its logs.
+func startGatewayProcess(t *testing.T, config string) (otlp, metrics, telemetry string, g *gatewaytest.Gateway) {
+	t.Helper()
 	otlp, otlpHTTP, metrics, health := testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t), testnet.FreeEndpoint(t)
 	telemetry = testnet.FreeEndpoint(t)
 	_, telemetryPort, err := net.SplitHostPort(telemetry)
@@ -261,9 +328,9 @@ func startGateway(t *testing.T, config string) (otlp, metrics, telemetry string)
 	} {
 		t.Setenv(k, v)
 	}
-	g := gatewaytest.Start(t, gatewaytest.Binary(t), config)
+	g = gatewaytest.Start(t, gatewaytest.Binary(t), config)
 	gatewaytest.WaitHealthy(t, g, "http://"+health+"/")
-	return otlp, metrics, telemetry
+	return otlp, metrics, telemetry, g
 }
 
 // checkRemedyIsGatewayPlusProcessor: drop-attribute.yaml without its
@@ -287,4 +354,26 @@ func checkRemedyIsGatewayPlusProcessor(t *testing.T) {
 	pipeline["processors"] = []any{"memory_limiter", "grpcstats"}
 	delete(remedy["processors"].(map[string]any), "metrics_transform")
 	assert.Equal(t, gateway, remedy, "drop-attribute.yaml differs from gateway.yaml elsewhere than its metrics_transform")
+}
+
+// checkAggregateIsGatewayPlusRule: aggregate.yaml without the exporter's
+// aggregate list is testdata/gateway.yaml, and its rule keeps the service,
+// method and status of the RPC call durations.
+func checkAggregateIsGatewayPlusRule(t *testing.T) {
+	read := func(path string) map[string]any {
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var cfg map[string]any
+		require.NoError(t, yaml.Unmarshal(b, &cfg))
+		return cfg
+	}
+	gateway, agg := read(gatewayConfig), read(aggregateConfig)
+	exp := agg["exporters"].(map[string]any)["agentprometheus"].(map[string]any)
+	rules := exp["aggregate"].([]any)
+	require.Len(t, rules, 1)
+	rule := rules[0].(map[string]any)
+	assert.Contains(t, rule["metrics"], "rpc.server.call.duration")
+	assert.Subset(t, rule["by"], []any{"service.name", "rpc.method", "rpc.status_code"})
+	delete(exp, "aggregate")
+	assert.Equal(t, gateway, agg, "aggregate.yaml differs from gateway.yaml elsewhere than its aggregate rule")
 }

@@ -125,6 +125,37 @@ func TestValidateGzipLevel(t *testing.T) {
 	}
 }
 
+// Aggregate rules are checked by validate: each error names the rule by its
+// place and the key at fault; aggregate.yaml validates; and a gateway whose
+// rules aggregate with the fleet off says at start why that is not exact
+// behind a load balancer.
+func TestValidateAggregateRules(t *testing.T) {
+	validate := func(args ...string) (string, error) {
+		out, err := exec.Command(gatewaytest.Binary(t), append([]string{"validate"}, args...)...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := validate("--config", aggregateConfig)
+	require.NoError(t, err, "aggregate.yaml:\n%s", out)
+	for rule, want := range map[string]string{
+		"[{metrics: [a], by: [service.name], without: [k8s.pod.name]}]": "aggregate[0]: by and without: set one of them, not both",
+		"[{metrics: [a]}]": "aggregate[0]: by or without: set one of them",
+		"[{metrics: [a], by: [service.name, service.instance.id]}]":      "aggregate[0]: by[1]: service.instance.id cannot be kept",
+		"[{metrics: [a], by: [x]}, {metrics: [], by: [x]}]":              "aggregate[1]: metrics: must list at least one metric name or pattern",
+		"[{metrics: [a], by: [x], gauge: avg}]":                          `aggregate[0]: gauge: unknown function "avg" (want sum, max or min)`,
+		"[{metrics: [a], bye: [x]}]":                                     "aggregate[0]::bye",
+	} {
+		out, err := validate("--config", gatewayConfig, "--set", "exporters::agentprometheus::aggregate="+rule)
+		require.Error(t, err, "%s accepted:\n%s", rule, out)
+		assert.Contains(t, out, want, rule)
+	}
+}
+
+func TestAggregateAloneWarnsAboutReplicas(t *testing.T) {
+	_, _, _, g := startGatewayProcess(t, aggregateConfig)
+	// Healthy: the exporter has started and logged.
+	assert.Contains(t, g.Logs.String(), "aggregate rules with fleet::enabled false", "the start log explains why a fleet is needed behind a load balancer")
+}
+
 func TestComponentsListsOurs(t *testing.T) {
 	out, err := exec.Command(gatewaytest.Binary(t), "components").CombinedOutput()
 	require.NoError(t, err, "%s", out)
