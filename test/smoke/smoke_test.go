@@ -139,10 +139,10 @@ func TestValidateAggregateRules(t *testing.T) {
 	for rule, want := range map[string]string{
 		"[{metrics: [a], by: [service.name], without: [k8s.pod.name]}]": "aggregate[0]: by and without: set one of them, not both",
 		"[{metrics: [a]}]": "aggregate[0]: by or without: set one of them",
-		"[{metrics: [a], by: [service.name, service.instance.id]}]":      "aggregate[0]: by[1]: service.instance.id cannot be kept",
-		"[{metrics: [a], by: [x]}, {metrics: [], by: [x]}]":              "aggregate[1]: metrics: must list at least one metric name or pattern",
-		"[{metrics: [a], by: [x], gauge: avg}]":                          `aggregate[0]: gauge: unknown function "avg" (want sum, max or min)`,
-		"[{metrics: [a], bye: [x]}]":                                     "aggregate[0]::bye",
+		"[{metrics: [a], by: [service.name, service.instance.id]}]": "aggregate[0]: by[1]: service.instance.id cannot be kept",
+		"[{metrics: [a], by: [x]}, {metrics: [], by: [x]}]":         "aggregate[1]: metrics: must list at least one metric name or pattern",
+		"[{metrics: [a], by: [x], gauge: avg}]":                     `aggregate[0]: gauge: unknown function "avg" (want sum, max or min)`,
+		"[{metrics: [a], bye: [x]}]":                                "aggregate[0]::bye",
 	} {
 		out, err := validate("--config", gatewayConfig, "--set", "exporters::agentprometheus::aggregate="+rule)
 		require.Error(t, err, "%s accepted:\n%s", rule, out)
