@@ -113,7 +113,25 @@ echo "go test$(printf ' %q' "${CARD_ARGS[@]}") ./exporter/agentprometheusexporte
 "$BENCHSTAT" "$CARD_RAW" >"$RESULTS/cardinality.txt"
 echo "benchstat bench/results/cardinality-raw.txt > bench/results/cardinality.txt" >>"$COMMANDS"
 
-echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -design design.md -concurrency results/concurrency.txt -cardinality results/cardinality.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
+# Aggregation: an aggregated point next to a plain one, runs of one binary
+# taken in turn (the machine's noise lands on both), named by path for
+# benchstat; then the state held per source at 1,000 agents x 1,000 series.
+AGG_RAW="$RESULTS/aggregate-raw.txt"
+AGG_BIN="$RESULTS/agentprometheus.test"
+(cd "$ROOT" && "$GO" test -c -o "$AGG_BIN" ./exporter/agentprometheusexporter)
+echo "go test -c -o bench/results/agentprometheus.test ./exporter/agentprometheusexporter" >>"$COMMANDS"
+: >"$AGG_RAW"
+for _ in $(seq "$((COUNT < 6 ? 6 : COUNT))"); do
+	(cd "$ROOT/exporter/agentprometheusexporter" && "$AGG_BIN" -test.run '^$' -test.bench '^BenchmarkIngest(Existing|Aggregated)$' -test.benchmem -test.count 1) |
+		sed -e 's|^BenchmarkIngestExisting-|BenchmarkIngest/path=plain-|' -e 's|^BenchmarkIngestAggregated-|BenchmarkIngest/path=aggregated-|' >>"$AGG_RAW"
+done
+echo "for i in 1..max(COUNT,6): (cd exporter/agentprometheusexporter && ../../bench/results/agentprometheus.test -test.run '^\$' -test.bench '^BenchmarkIngest(Existing|Aggregated)\$' -test.benchmem -test.count 1), renamed path=plain and path=aggregated >> bench/results/aggregate-raw.txt" >>"$COMMANDS"
+"$BENCHSTAT" -col /path "$AGG_RAW" >"$RESULTS/aggregate.txt"
+echo "benchstat -col /path bench/results/aggregate-raw.txt > bench/results/aggregate.txt" >>"$COMMANDS"
+(cd "$ROOT/exporter/agentprometheusexporter" && "$AGG_BIN" -test.run '^$' -test.bench '^BenchmarkAggregateSourceMemory$' -test.benchmem -test.benchtime 1x -test.count 1) | tee "$RESULTS/aggregate-memory.txt"
+echo "(cd exporter/agentprometheusexporter && ../../bench/results/agentprometheus.test -test.run '^\$' -test.bench '^BenchmarkAggregateSourceMemory\$' -test.benchmem -test.benchtime 1x) > bench/results/aggregate-memory.txt" >>"$COMMANDS"
+
+echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat results/benchstat.txt -commands results/commands.txt -e2e results/e2e.md -design design.md -concurrency results/concurrency.txt -cardinality results/cardinality.txt -aggregate results/aggregate.txt -aggregate-memory results/aggregate-memory.txt -out ../BENCHMARKS.md -svg ../docs/scrape-time.svg" >>"$COMMANDS"
 (cd "$BENCH_DIR" && "$GO" run ./cmd/benchreport \
 	-raw "$RAW" \
 	-benchstat "$RESULTS/benchstat.txt" \
@@ -122,5 +140,7 @@ echo "cd bench && go run ./cmd/benchreport -raw results/raw.txt -benchstat resul
 	-design "$BENCH_DIR/design.md" \
 	-concurrency "$RESULTS/concurrency.txt" \
 	-cardinality "$RESULTS/cardinality.txt" \
+	-aggregate "$RESULTS/aggregate.txt" \
+	-aggregate-memory "$RESULTS/aggregate-memory.txt" \
 	-out "$ROOT/BENCHMARKS.md" \
 	-svg "$ROOT/docs/scrape-time.svg")

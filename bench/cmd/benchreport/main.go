@@ -28,6 +28,8 @@ func main() {
 		design    = flag.String("design", "bench/design.md", "the measurements behind design choices in the code, included as they are (optional)")
 		conc      = flag.String("concurrency", "bench/results/concurrency.txt", "benchstat of ingestion during scrapes (optional)")
 		card      = flag.String("cardinality", "bench/results/cardinality.txt", "benchstat of the cardinality view (optional)")
+		agg       = flag.String("aggregate", "bench/results/aggregate.txt", "benchstat -col /path of aggregated and plain ingestion (optional)")
+		aggMem    = flag.String("aggregate-memory", "bench/results/aggregate-memory.txt", "go test output of BenchmarkAggregateSourceMemory (optional)")
 		out       = flag.String("out", "BENCHMARKS.md", "report to write")
 		svg       = flag.String("svg", "docs/scrape-time.svg", "chart to write")
 	)
@@ -65,6 +67,8 @@ func main() {
 		design:    readOptional(*design),
 		conc:      readOptional(*conc),
 		card:      readOptional(*card),
+		agg:       readOptional(*agg),
+		aggMem:    readOptional(*aggMem),
 		svgPath:   filepath.ToSlash(svgRel),
 	})
 	if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {

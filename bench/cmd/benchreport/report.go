@@ -19,6 +19,8 @@ type reportInputs struct {
 	design string
 	conc   string
 	card   string
+	// agg and aggMem are the aggregation benchmarks.
+	agg, aggMem string
 }
 
 // column is one metric shown as ours | contrib | contrib/ours.
@@ -144,6 +146,18 @@ func writeReport(r *results, in reportInputs) string {
 		w("```\n%s\n```\n\n", strings.TrimRight(in.card, "\n"))
 	}
 
+	if strings.TrimSpace(in.agg) != "" || strings.TrimSpace(in.aggMem) != "" {
+		w("## Aggregation\n\n")
+		w(aggregateIntro)
+		if a := strings.TrimSpace(in.agg); a != "" {
+			w("```\n%s\n```\n\n", a)
+		}
+		if m := benchLines(in.aggMem); m != "" {
+			w(aggregateMemoryIntro)
+			w("```\n%s\n```\n\n", m)
+		}
+	}
+
 	if len(r.notes) > 0 || len(r.skips) > 0 {
 		w("## Notes from the run\n\n")
 		for _, n := range r.notes {
@@ -179,6 +193,29 @@ func writeReport(r *results, in reportInputs) string {
 		w("<details><summary>benchstat output</summary>\n\n```\n%s\n```\n\n</details>\n", strings.TrimRight(in.benchstat, "\n"))
 	}
 	return b.String()
+}
+
+// aggregateIntro explains the benchmarks of the aggregate rules.
+const aggregateIntro = "Ours only (`exporter/agentprometheusexporter`): the cost of an aggregated point next to a plain\n" +
+	"one, the ingest workload above (100 agents × 1000 series, existing series updated) with every\n" +
+	"family aggregated by `service.name` and `method` (*path=aggregated*, `BenchmarkIngestAggregated`) or\n" +
+	"not (*path=plain*, `BenchmarkIngestExisting`), one binary run for each in turn; ns per point.\n\n"
+
+// aggregateMemoryIntro explains BenchmarkAggregateSourceMemory.
+const aggregateMemoryIntro = "`BenchmarkAggregateSourceMemory`: the heap held per source (an agent's series that a rule\n" +
+	"absorbs) after GC, with 1,000 agents × 1,000 series aggregated by `service.name` and `method`;\n" +
+	"*series* is what the gateway serves for them (its groups). *counters*: monotonic sums only; *mixed*:\n" +
+	"the workload's gauges, counters and ten-bucket histograms (a histogram's source keeps its buckets).\n\n"
+
+// benchLines keeps a go test output's benchmark lines.
+func benchLines(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // cardinalityIntro explains the benchmark of the cardinality view.
