@@ -193,11 +193,11 @@ func decodeHandover(b []byte) (*handed, error) {
 	r := &reader{b: b[1:]}
 	hd := &handed{counters: map[uint64][]counterSlot{}, hists: map[uint64][]histSlot{}, natives: map[uint64][]nativeSlot{}}
 	for n := r.count(18); n > 0 && r.err == nil; n-- {
-		key, start, ts := r.u64(), r.varint(), r.varint()
+		key, start, ts := keyOf(r.u64()), r.varint(), r.varint()
 		hd.counters[key] = append(hd.counters[key], counterSlot{start: start, ts: ts, value: r.float()})
 	}
 	for n := r.count(20); n > 0 && r.err == nil; n-- {
-		key, start, ts := r.u64(), r.varint(), r.varint()
+		key, start, ts := keyOf(r.u64()), r.varint(), r.varint()
 		sl := histSlot{start: start, ts: ts, sum: r.float(), count: r.uvarint()}
 		sl.cum = make([]uint64, r.count(1))
 		var below uint64
@@ -215,7 +215,7 @@ func decodeHandover(b []byte) (*handed, error) {
 		hd.hists[key] = append(hd.hists[key], sl)
 	}
 	for n := r.count(47); n > 0 && r.err == nil; n-- {
-		key, start, ts := r.u64(), r.varint(), r.varint()
+		key, start, ts := keyOf(r.u64()), r.varint(), r.varint()
 		h := &histogram.FloatHistogram{Schema: int32(r.varint())}
 		h.ZeroThreshold, h.ZeroCount, h.Count, h.Sum = r.float(), r.float(), r.float(), r.float()
 		h.PositiveSpans, h.PositiveBuckets = r.spans()
