@@ -157,6 +157,14 @@ func (r *reader) u64() uint64 {
 
 func (r *reader) float() float64 { return math.Float64frombits(r.u64()) }
 
+// point checks a point's times as the table keeps them: a start that is
+// not after the time, and a time.
+func (r *reader) point(start, ts int64) {
+	if ts <= 0 || start < 0 || start > ts {
+		r.fail("a point's times out of order")
+	}
+}
+
 // count reads a list's length, which cannot exceed the bytes left (each
 // element takes at least min of them).
 func (r *reader) count(min int) int {
@@ -194,11 +202,20 @@ func decodeHandover(b []byte) (*handed, error) {
 	hd := &handed{counters: map[uint64][]counterSlot{}, hists: map[uint64][]histSlot{}, natives: map[uint64][]nativeSlot{}}
 	for n := r.count(18); n > 0 && r.err == nil; n-- {
 		key, start, ts := keyOf(r.u64()), r.varint(), r.varint()
-		hd.counters[key] = append(hd.counters[key], counterSlot{start: start, ts: ts, value: r.float()})
+		sl := counterSlot{start: start, ts: ts, value: r.float()}
+		r.point(start, ts)
+		if !(sl.value >= 0) || math.IsInf(sl.value, 1) {
+			r.fail("a counter that is not a finite count")
+		}
+		hd.counters[key] = append(hd.counters[key], sl)
 	}
 	for n := r.count(20); n > 0 && r.err == nil; n-- {
 		key, start, ts := keyOf(r.u64()), r.varint(), r.varint()
 		sl := histSlot{start: start, ts: ts, sum: r.float(), count: r.uvarint()}
+		r.point(start, ts)
+		if !finite(sl.sum) {
+			r.fail("a histogram sum that is not a number")
+		}
 		sl.cum = make([]uint64, r.count(1))
 		var below uint64
 		for i := range sl.cum {
@@ -220,7 +237,8 @@ func decodeHandover(b []byte) (*handed, error) {
 		h.ZeroThreshold, h.ZeroCount, h.Count, h.Sum = r.float(), r.float(), r.float(), r.float()
 		h.PositiveSpans, h.PositiveBuckets = r.spans()
 		h.NegativeSpans, h.NegativeBuckets = r.spans()
-		if r.err == nil && h.Validate() != nil {
+		r.point(start, ts)
+		if r.err == nil && (h.Validate() != nil || !finite(h.Sum)) {
 			r.fail("invalid native histogram")
 		}
 		hd.natives[key] = append(hd.natives[key], nativeSlot{start: start, ts: ts, last: h})
