@@ -62,6 +62,8 @@ type simAgent struct {
 	lastDelta int64
 	// lastHeld says that its latest export reached the replica that held it.
 	lastHeld bool
+	// restarts are when it restarted.
+	restarts []int64
 }
 
 type simClaim struct {
@@ -243,6 +245,12 @@ func (s *sim) drop(i int) {
 func (s *sim) restart(instance string) {
 	a := s.agent(instance)
 	if !a.lastHeld && a.value > 0 {
+		s.tails++
+	}
+	// A table keeps the ends of 4 runs while it waits to settle (at most a
+	// handover timeout): an agent restarting faster loses the oldest.
+	a.restarts = append(a.restarts, s.now)
+	if n := len(a.restarts); n > 4 && s.now-a.restarts[n-5] < int64(handoverTimeout+claimInterval) {
 		s.tails++
 	}
 	a.start, a.value, a.lastHeld = s.now, 0, true
@@ -445,40 +453,52 @@ func FuzzFleet(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0, 2, 1, 3, 2, 0, 0, 0, 40, 1, 41, 2, 80})
 	f.Add([]byte{0, 1, 0, 2, 0, 0, 0, 1, 0, 200, 0, 2})
 	f.Add([]byte{5, 5, 5, 5, 9, 9, 200, 1, 3, 8})
-	f.Fuzz(func(t *testing.T, ops []byte) {
-		if len(ops) > 400 {
-			return
-		}
-		s := newSim(t, 3)
-		s.prompt = false
-		stopped := map[string]bool{}
-		for i := 0; i+1 < len(ops); i += 2 {
-			agent, op := fmt.Sprint("a", ops[i]%4), ops[i+1]
-			switch {
-			case op < 120: // export to a replica
-				if !stopped[agent] {
-					s.export(agent, int(op)%3, float64(op%7))
-				}
-			case op < 140:
-				s.restart(agent)
-			case op < 150:
-				stopped[agent] = true
-			case op < 190:
-				s.advance(time.Duration(op-150) * 100 * time.Millisecond)
-			case op < 250:
-				if len(s.inflight) > 0 {
-					s.deliver(int(op) % len(s.inflight))
-				}
-			default:
-				if len(s.inflight) > 0 {
-					s.drop(int(op) % len(s.inflight))
-				}
+	f.Fuzz(runFleet)
+}
+
+// runFleet runs FuzzFleet's scenario of ops.
+func runFleet(t *testing.T, ops []byte) {
+	if len(ops) > 400 {
+		return
+	}
+	s := newSim(t, 3)
+	s.prompt = false
+	stopped := map[string]bool{}
+	for i := 0; i+1 < len(ops); i += 2 {
+		agent, op := fmt.Sprint("a", ops[i]%4), ops[i+1]
+		// What happens is logged: a failure shows the scenario.
+		switch {
+		case op < 120: // export to a replica
+			if !stopped[agent] {
+				t.Logf("%s exports +%d to replica %d", agent, op%7, op%3)
+				s.export(agent, int(op)%3, float64(op%7))
+			}
+		case op < 140:
+			t.Logf("%s restarts", agent)
+			s.restart(agent)
+		case op < 150:
+			t.Logf("%s stops", agent)
+			stopped[agent] = true
+		case op < 190:
+			t.Logf("%v pass", time.Duration(op-150)*100*time.Millisecond)
+			s.advance(time.Duration(op-150) * 100 * time.Millisecond)
+		case op < 250:
+			if len(s.inflight) > 0 {
+				h := s.inflight[int(op)%len(s.inflight)]
+				t.Logf("a handover from replica %d to %d arrives", h.giver, h.to)
+				s.deliver(int(op) % len(s.inflight))
+			}
+		default:
+			if len(s.inflight) > 0 {
+				h := s.inflight[int(op)%len(s.inflight)]
+				t.Logf("a handover from replica %d to %d is lost", h.giver, h.to)
+				s.drop(int(op) % len(s.inflight))
 			}
 		}
-		s.settle()
-		missed := s.handovers(aggregate.HandoverMissed) + s.handovers(aggregate.HandoverLate) + s.handovers(aggregate.HandoverStale)
-		if s.dropped == 0 && missed == 0 && s.tails == 0 {
-			s.requireExact()
-		}
-	})
+	}
+	s.settle()
+	missed := s.handovers(aggregate.HandoverMissed) + s.handovers(aggregate.HandoverLate) + s.handovers(aggregate.HandoverStale)
+	if s.dropped == 0 && missed == 0 && s.tails == 0 {
+		s.requireExact()
+	}
 }

@@ -38,10 +38,20 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 		a.handovers[HandoverMissed].Add(1)
 		t.rebaseAt = t.newest
 	}
-	// whole reports whether all of a source's first segment counts without
-	// a holder's point to count from.
-	whole := func(start int64) bool {
-		return hd != nil || fresh && start != 0 && start >= a.cfg.Started && start > t.seen
+	// counts reports whether all of segment i of a source, of run start,
+	// counts when the holder's points leave it before the segment: with the
+	// holder's counts (handed), the holder counted none of it; without a holder, a segment after the first began within
+	// this gateway's sight, and the first counts whole if its run began
+	// since this gateway started. Without the counts of a known holder
+	// (missed), none counts: the holder may have seen any of them.
+	counts := func(handed bool, i int, start int64) bool {
+		switch {
+		case handed:
+			return true
+		case !fresh:
+			return false
+		}
+		return i > 0 || start != 0 && start >= a.cfg.Started && start > t.seen
 	}
 	now := t.now
 	t.counters.each(func(key uint64, sl *counterSlot) bool {
@@ -54,7 +64,7 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 			switch {
 			case w == within:
 				inc += counterIncrement(sameRun, m.value, seg.value)
-			case w == before && (runs != nil || i > 0 || whole(seg.start)):
+			case w == before && (counts(hd != nil, i, seg.start)):
 				inc += seg.value
 			}
 			boundary = seg.ts
@@ -80,7 +90,7 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 					inc[i] = c - m.cum[i]
 				}
 				a.addHist(t, sl, seg.count-m.count, seg.sum-m.sum, inc)
-			case w == within, w == before && (runs != nil || i > 0 || whole(seg.start)):
+			case w == within, w == before && (counts(hd != nil, i, seg.start)):
 				a.addHist(t, sl, seg.count, seg.sum, seg.cum)
 			}
 			boundary = seg.ts
@@ -100,7 +110,7 @@ func (a *Aggregator) settle(t *Table, hd *handed) {
 			switch {
 			case w == within:
 				inc, _ = nativeIncrement(sameRun, m.last, seg.last)
-			case w == before && (runs != nil || i > 0 || whole(seg.start)):
+			case w == before && (counts(hd != nil, i, seg.start)):
 				inc = seg.last
 			}
 			if inc != nil && sl.g != nil {
