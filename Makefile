@@ -457,21 +457,25 @@ fuzz-ci:
 generate:
 	@for c in $(COMPONENTS); do (cd $$c && $(GO) generate ./...) || exit 1; done
 
-# Every file under the components with its hash: whatever generate may write or remove.
-COMPONENT_FILES = find $(COMPONENTS) -type f -print0 | sort -z | xargs -0 sha256sum
+# The working tree (tracked files and untracked ones git does not ignore), copied into a new
+# temporary directory whose path is printed: the checks below generate there, so that a failed
+# check leaves the tree as it was and a second run fails again.
+COPY_TREE = tmp=$$(mktemp -d) && \
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C "$$tmp" && \
+	echo "$$tmp"
 
-## check-generated: fails when make generate changes anything, i.e. when the committed
-## generated code is not what metadata.yaml and the pinned mdatagen produce
+## check-generated: fails when make generate would change anything, i.e. when the committed
+## generated code is not what metadata.yaml and the pinned mdatagen produce; generates in a copy
 check-generated:
-	@before=$$($(COMPONENT_FILES)); \
-	$(MAKE) --no-print-directory generate || exit 1; \
-	after=$$($(COMPONENT_FILES)); \
-	if [ "$$before" != "$$after" ]; then \
-		echo "make generate changed files (< before, > after); run it and commit its output:"; \
-		diff <(echo "$$before") <(echo "$$after"); \
+	@set -eo pipefail; tmp=$$($(COPY_TREE)); trap 'rm -rf "$$tmp"' EXIT; \
+	for c in $(COMPONENTS); do (cd "$$tmp/$$c" && $(GO) generate ./...); done; \
+	changed=0; for c in $(COMPONENTS); do diff -r "$$c" "$$tmp/$$c" >/dev/null || changed=1; done; \
+	if [ $$changed = 1 ]; then \
+		echo "make generate would change files (< committed, > generated); run it and commit its output:"; \
+		for c in $(COMPONENTS); do diff -r "$$c" "$$tmp/$$c" || true; done; \
 		exit 1; \
 	fi; \
-	echo "make generate changed nothing"
+	echo "make generate changes nothing"
 
 ## dashboard: write deploy/dashboards/statsgate.json, the fleet's Grafana dashboard, from its
 ## definition in deploy/dashboards/main.go (grafana-foundation-sdk; a module of its own keeps the
@@ -479,16 +483,17 @@ check-generated:
 dashboard:
 	cd deploy/dashboards && $(GO) run . -o statsgate.json
 
-## check-dashboard: fails when the committed statsgate.json is not what make dashboard writes
+## check-dashboard: fails when the committed statsgate.json is not what make dashboard writes;
+## writes to a temporary file
 check-dashboard:
-	@before=$$(sha256sum deploy/dashboards/statsgate.json); \
-	$(MAKE) --no-print-directory dashboard || exit 1; \
-	if [ "$$before" != "$$(sha256sum deploy/dashboards/statsgate.json)" ]; then \
-		echo "make dashboard changed deploy/dashboards/statsgate.json; run it and commit its output:"; \
-		git --no-pager diff --stat -- deploy/dashboards/statsgate.json; \
+	@set -eo pipefail; out=$$(mktemp); trap 'rm -f "$$out"' EXIT; \
+	(cd deploy/dashboards && $(GO) run . -o "$$out"); \
+	if ! cmp -s deploy/dashboards/statsgate.json "$$out"; then \
+		echo "make dashboard would change deploy/dashboards/statsgate.json (< committed, > generated); run it and commit its output:"; \
+		diff deploy/dashboards/statsgate.json "$$out" | head -40 || true; \
 		exit 1; \
 	fi; \
-	echo "make dashboard changed nothing"
+	echo "make dashboard changes nothing"
 
 # Every Go module of the repository (a committed go.mod outside testdata/), each linted from its
 # own directory with the one .golangci.yml; a module without Go files (internal/tools: a go.mod
