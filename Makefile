@@ -2,8 +2,9 @@
 #
 #   make help      every target with its description (from the "## target:" lines below)
 #   make run       build the distro if needed and start it on testdata/gateway.yaml
-#   make test      lint, generated code and version checks, unit tests (with -race), fuzzing (15 s a
-#                  target), conformance, then smoke, end-to-end, soak and lifecycle tests of the built distro
+#   make test      lint, generated code and version checks, unit tests (with -race), fuzzing (a fixed
+#                  number of inputs a target), the bench module's tests (conformance with contrib among
+#                  them), then smoke, end-to-end, fleet, soak and lifecycle tests of the built distro
 #   make image     the container image (Containerfile) for linux/amd64 and linux/arm64 as an OCI archive
 #                  in _build/, and its SBOM
 #   make k8s-check the Kubernetes manifests in deploy/kubernetes, checked offline (part of make test)
@@ -62,7 +63,7 @@ DISTRO_SOURCES := builder-config.yaml go.mod go.sum \
 
 COMPONENTS := processor/grpcstatsprocessor exporter/agentprometheusexporter
 
-.PHONY: all help build run test unit unit-plain conformance smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz fuzz-ci versions image image-test container-tools k8s-check helm-check fleet fleet-scaling move-alternatives haproxy dashboard check-dashboard rules-test
+.PHONY: all help build run test unit unit-plain conformance bench-unit smoke e2e demo prometheus generate check-generated lint bench bench-e2e clean reliability soak fuzz fuzz-ci versions image image-test container-tools k8s-check helm-check fleet fleet-scaling move-alternatives haproxy dashboard check-dashboard rules-test
 
 ## all: the default target, make test
 all: test
@@ -98,9 +99,9 @@ run: $(DISTRO)
 	./$(DISTRO) --config $(CONFIG)
 
 ## test: everything CI checks: lint, generated code and the dashboard as committed, go.mod at the distro's collector
-## versions, unit tests with the race detector, every fuzz target for $(FUZZEXECS_CI) inputs, conformance with contrib's exporter, smoke,
+## versions, unit tests with the race detector, every fuzz target for $(FUZZEXECS_CI) inputs, the bench module's tests (conformance with contrib's exporter among them), smoke,
 ## end-to-end, fleet and reliability tests of the distro, its image and its Kubernetes manifests
-test: lint check-generated check-dashboard versions unit fuzz-ci conformance smoke cardinality k8s-check helm-check rules-test e2e fleet reliability image-test
+test: lint check-generated check-dashboard versions unit fuzz-ci bench-unit smoke cardinality k8s-check helm-check rules-test e2e fleet reliability image-test
 
 ## versions: every component in builder-config.yaml is of one collector release (the builder's),
 ## and so is every collector module the built distro resolved (_build/go.mod); every collector
@@ -152,6 +153,11 @@ unit-plain:
 # collector v0.165.0 / v1.71.0, apart from bench/ and the distro (v0.164.0 / v1.70.0).
 conformance:
 	cd bench && $(GO) test -count=1 ./conformance
+
+## bench-unit: the tests of every package of the bench module (conformance, and the load generator,
+## the benchmark harnesses, the scrape parser and the workload the benchmarks rely on)
+bench-unit:
+	cd bench && $(GO) test -count=1 ./...
 
 ## smoke: the built distro: validate (the default config, misspelt keys, contrib's example configs),
 ## components, one OTLP request through to /metrics, TLS scrapes with a bearer token, the remedy config
