@@ -30,10 +30,13 @@ func fuzzConfigs() []*Config {
 }
 
 // FuzzProcessOTLP runs arbitrary OTLP metrics through the processor: it
-// must not panic, its output must marshal and unmarshal back to the same
-// bytes (valid pdata), it never adds metrics or points, and with
-// duplicates kept it loses none. Each input goes through twice, so that
-// the duplicate state and the method guard see it again.
+// must not panic, hands every batch on, and its output must marshal and
+// unmarshal back to the same bytes (valid pdata). It never adds metrics or
+// points, keeps the points of the metrics no dialect recognises (they pass
+// untouched), keeps at least one point when the input held recognised
+// ones (duplicates dropped keep the best dialect's), and with duplicates
+// kept loses none. Each input goes through twice, so that the duplicate
+// state and the method guard see it again.
 func FuzzProcessOTLP(f *testing.F) {
 	fixtures, err := filepath.Glob(filepath.Join("testdata", "fixtures", "*.json"))
 	if err != nil {
@@ -57,12 +60,25 @@ func FuzzProcessOTLP(f *testing.F) {
 	for _, row := range procRows() {
 		seeds = append(seeds, procBatch(row))
 	}
+	recognisedSeeds := make([]int, len(fuzzConfigs()))
 	for _, md := range seeds {
 		b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(md)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
+		for i, cfg := range fuzzConfigs() {
+			if recognised, _ := countPoints(f, cfg, md); recognised > 0 {
+				recognisedSeeds[i]++
+			}
+		}
+	}
+	// Without seeds of recognised points, the checks below that need them
+	// would hold for want of input.
+	for i, n := range recognisedSeeds {
+		if n == 0 {
+			f.Fatalf("config %d: no seed holds points it recognises", i)
+		}
 	}
 
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -71,6 +87,7 @@ func FuzzProcessOTLP(f *testing.F) {
 			t.Skip("not OTLP")
 		}
 		for i, cfg := range fuzzConfigs() {
+			recognised, passed := countPoints(t, cfg, in)
 			sink := new(consumertest.MetricsSink)
 			p, err := NewFactory().CreateMetrics(context.Background(), processortest.NewNopSettings(metadata.Type), cfg, sink)
 			if err != nil {
@@ -80,6 +97,9 @@ func FuzzProcessOTLP(f *testing.F) {
 				if err := p.ConsumeMetrics(context.Background(), cloneMetrics(in)); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if n := len(sink.AllMetrics()); n != 2 {
+				t.Fatalf("config %d: %d batches handed on of 2", i, n)
 			}
 			for _, out := range sink.AllMetrics() {
 				b, err := (&pmetric.ProtoMarshaler{}).MarshalMetrics(out)
@@ -96,6 +116,16 @@ func FuzzProcessOTLP(f *testing.F) {
 				if out.MetricCount() > in.MetricCount() || out.DataPointCount() > in.DataPointCount() {
 					t.Fatalf("config %d: %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
 				}
+				// Only recognised metrics are dropped, and never all of those
+				// of a concept: the best dialect's stay.
+				least := passed
+				if recognised > 0 {
+					least++
+				}
+				if out.DataPointCount() < least {
+					t.Fatalf("config %d: %d points out of %d, %d of them in metrics no dialect recognises and %d recognised",
+						i, out.DataPointCount(), in.DataPointCount(), passed, recognised)
+				}
 				if cfg.Duplicates == DuplicatesKeep && (out.MetricCount() != in.MetricCount() || out.DataPointCount() != in.DataPointCount()) {
 					t.Fatalf("config %d keeps duplicates, yet %d metrics, %d points out of %d, %d", i, out.MetricCount(), out.DataPointCount(), in.MetricCount(), in.DataPointCount())
 				}
@@ -105,4 +135,50 @@ func FuzzProcessOTLP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// countPoints counts the points of md in metrics that one of cfg's dialects
+// recognises, and in the others.
+func countPoints(tb testing.TB, cfg *Config, md pmetric.Metrics) (recognised, passed int) {
+	var sinks []dialect.Sink
+	for _, d := range cfg.precedence() {
+		s, err := dialect.New(d, cfg.Target)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		sinks = append(sinks, s)
+	}
+	for _, rm := range md.ResourceMetrics().All() {
+		for _, sm := range rm.ScopeMetrics().All() {
+			for _, m := range sm.Metrics().All() {
+				recognisedBy := false
+				for _, s := range sinks {
+					recognisedBy = recognisedBy || s.Recognize(sm.Scope(), m) != nil
+				}
+				if recognisedBy {
+					recognised += pointsOf(m)
+				} else {
+					passed += pointsOf(m)
+				}
+			}
+		}
+	}
+	return recognised, passed
+}
+
+// pointsOf is the number of points of m.
+func pointsOf(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
 }
