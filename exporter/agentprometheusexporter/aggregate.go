@@ -11,6 +11,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -48,7 +49,7 @@ func (e *agentPrometheusExporter) newAggregator(cfg *Config, st *store.Store, cl
 // handover timed out and expires sources: a tenth of the handover timeout
 // in a fleet (at least 100 ms), as the sweep otherwise.
 func (e *agentPrometheusExporter) aggregateTick() time.Duration {
-	d := sweepInterval(e.cfg.MetricExpiration)
+	d := retire.SweepInterval(e.cfg.MetricExpiration)
 	if e.cfg.Fleet.Enabled && e.cfg.Fleet.HandoverTimeout > 0 {
 		d = min(d, max(e.cfg.Fleet.HandoverTimeout/10, 100*time.Millisecond))
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/exporter"
@@ -24,6 +22,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -68,15 +67,10 @@ type agentPrometheusExporter struct {
 
 	scrapes  *scrape.Coalescer
 	scrapers *scrape.Scrapers
-	encoder  scrape.Encoder
-	deltas   scrape.Deltas
-	inflight atomic.Int64 // scrapes being served, for scrape::max_concurrent
-	// noDeadlines warns once when the server's middleware hides the
-	// connection's write deadline, without which no scrape can be cut off.
-	noDeadlines sync.Once
-	// serveCtx ends when shutdown begins, cutting off scrapes still running.
-	serveCtx    context.Context
-	cancelServe context.CancelFunc
+	encoder  *scrape.Encoder
+	// retire removes expired and departed series, and drains deltas at
+	// shutdown.
+	retire *retire.Retirement
 
 	conflictLog logLimiter
 	refusalLog  logLimiter
@@ -89,12 +83,13 @@ type agentPrometheusExporter struct {
 	// fleet is set while the exporter is a member of a fleet (fleet::enabled).
 	fleet atomic.Pointer[fleetMember]
 
-	// mu guards the server and the sweeper across Start and Shutdown.
+	// mu guards the server and the background work across Start and
+	// Shutdown.
 	mu        sync.Mutex
 	server    *http.Server
+	handler   *scrape.Handler
 	serveDone chan struct{}
-	stopSweep chan struct{}
-	sweepDone chan struct{}
+	stopAgg   chan struct{}
 	aggDone   chan struct{}
 }
 
@@ -140,19 +135,30 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		descs:     descs,
 		conv:      conv,
 		agg:       opts.Aggregator,
-		scrapes:   scrape.New(stallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
+		scrapes:   scrape.New(scrape.StallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
 		scrapers:  scrape.NewScrapers(),
 	}
-	e.encoder = scrape.Encoder{
+	e.encoder = &scrape.Encoder{
 		Store:     st,
 		Options:   exposition.Options{SendTimestamps: cfg.SendTimestamps, TargetInfoName: conv.TargetInfoName, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples},
 		Scrapers:  e.scrapers,
 		GzipLevel: cfg.Scrape.GzipLevel,
 	}
-	e.deltas = scrape.Deltas{Store: st, Scrapers: e.scrapers, Coalescer: e.scrapes, Now: func() int64 { return clk.now().UnixNano() }, Logger: set.Logger}
+	e.retire = retire.New(retire.Settings{
+		Store: st,
+		Scrapes: struct {
+			*scrape.Scrapers
+			*scrape.Coalescer
+		}{e.scrapers, e.scrapes},
+		Expiration: cfg.MetricExpiration,
+		Now:        func() int64 { return clk.now().UnixNano() },
+		NewTicker:  clk.newTicker,
+		Logger:     set.Logger,
+		Removed:    e.recordRemoved,
+	})
 	e.cardinality, e.changes = e.newCardinalityView()
 	for o := range e.attrs.outcome {
-		e.attrs.outcome[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", outcomeNames[o])))}
+		e.attrs.outcome[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", scrape.Outcome(o).String())))}
 	}
 	for r := range e.attrs.reason {
 		e.attrs.reason[r] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", convert.Reason(r).String())))
@@ -161,7 +167,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	e.attrs.ended = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "no_recorded_value")))
 	e.attrs.departed = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", "departed")))
 	for f := range e.attrs.format {
-		e.attrs.format[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatNames[f])))}
+		e.attrs.format[f] = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("format", formatLabel(exposition.Format(f)))))}
 	}
 	return e, nil
 }
@@ -174,8 +180,8 @@ type attributeSets struct {
 	expired  metric.AddOption
 	ended    metric.AddOption
 	departed metric.AddOption
-	outcome  [numOutcomes][]metric.AddOption
-	format   [numFormats][]metric.RecordOption
+	outcome  [scrape.NumOutcomes][]metric.AddOption
+	format   [exposition.NumFormats][]metric.RecordOption
 }
 
 // registerGauges registers the callbacks of the observed gauges; shutdown
@@ -257,52 +263,40 @@ func (l *logLimiter) allow(now time.Time) bool {
 	return true
 }
 
-// sweepInterval is how often expired series are removed: often enough that
-// a series outlives metric_expiration by at most a quarter of it (down to
-// an expiration of 400 ms), and at most a minute. A longer floor let the
-// series of agents that left pile up over more than one expiration when
-// the expiration is short (BenchmarkChurn's heap growth).
-func sweepInterval(expiration time.Duration) time.Duration {
-	return min(max(expiration/4, 100*time.Millisecond), time.Minute)
-}
-
-// sweep removes expired series in the background, whether or not anyone scrapes.
-func (e *agentPrometheusExporter) sweep(tick <-chan time.Time, stop func(), quit, done chan struct{}) {
-	defer close(done)
-	defer stop()
-	for {
-		select {
-		case <-quit:
-			return
-		case <-tick:
-			cutoff := e.clock.now().Add(-e.cfg.MetricExpiration).UnixNano()
-			if n := e.store.Sweep(cutoff); n > 0 {
-				e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.expired)
-				e.recordExpired(n)
-			}
-		}
-	}
-}
-
 func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.registerGauges(); err != nil {
 		return err
 	}
+	e.retire.Start()
 	if err := e.startFleet(); err != nil {
+		e.retire.Stop()
 		return err
 	}
 	ln, err := e.cfg.Server.ToListener(ctx)
 	if err != nil {
+		e.retire.Stop()
 		return errors.Join(err, e.stopFleet())
 	}
-	e.serveCtx, e.cancelServe = context.WithCancel(context.Background())
+	e.handler = scrape.NewHandler(scrape.Settings{
+		Coalescer:     e.scrapes,
+		Encoder:       e.encoder,
+		Scrapers:      e.scrapers,
+		OpenMetrics:   e.cfg.EnableOpenMetrics,
+		MaxConcurrent: e.cfg.Scrape.MaxConcurrent,
+		Timeout:       e.cfg.Scrape.Timeout,
+		WriteTimeout:  e.cfg.Server.WriteTimeout,
+		Now:           func() int64 { return e.clock.now().UnixNano() },
+		Logger:        e.set.Logger,
+		Observer:      e,
+	})
 	mux := http.NewServeMux()
-	mux.HandleFunc(metricsPath, e.serveMetrics)
+	mux.Handle(metricsPath, e.handler)
 	e.routeCardinality(mux)
 	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
 	if err != nil {
+		e.retire.Stop()
 		return errors.Join(err, ln.Close(), e.stopFleet())
 	}
 	e.server, e.serveDone = srv, make(chan struct{})
@@ -313,13 +307,10 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 		}
 	}(e.serveDone)
 
-	tick, stop := e.clock.newTicker(sweepInterval(e.cfg.MetricExpiration))
-	e.stopSweep, e.sweepDone = make(chan struct{}), make(chan struct{})
-	go e.sweep(tick, stop, e.stopSweep, e.sweepDone)
 	if e.agg != nil {
 		tick, stop := e.clock.newTicker(e.aggregateTick())
-		e.aggDone = make(chan struct{})
-		go e.aggregateTicks(tick, stop, e.stopSweep, e.aggDone)
+		e.stopAgg, e.aggDone = make(chan struct{}), make(chan struct{})
+		go e.aggregateTicks(tick, stop, e.stopAgg, e.aggDone)
 		e.warnAggregateAlone()
 	}
 
@@ -330,32 +321,32 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	return nil
 }
 
-// shutdown stops the sweeper and the server and waits until the listener is
-// closed, so the port can be bound again by the next Start, and unregisters
-// the gauges' callbacks.
+// shutdown stops the background work and the server and waits until the
+// listener is closed, so the port can be bound again by the next Start, and
+// unregisters the gauges' callbacks.
 func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	defer e.telemetry.Shutdown()
-	if e.stopSweep != nil {
-		close(e.stopSweep)
-		<-e.sweepDone
-		if e.aggDone != nil {
-			<-e.aggDone
-		}
-		e.stopSweep, e.sweepDone, e.aggDone = nil, nil, nil
+	if e.stopAgg != nil {
+		close(e.stopAgg)
+		<-e.aggDone
+		e.stopAgg, e.aggDone = nil, nil
 	}
 	if e.server == nil {
-		return e.stopFleet()
+		err := e.stopFleet()
+		e.retire.Stop()
+		return err
 	}
-	e.deltas.Drain(ctx, e.cfg.Scrape.DrainTimeout)
+	e.retire.Drain(ctx, e.cfg.Scrape.DrainTimeout)
 	fleetErr := e.stopFleet()
+	e.retire.Stop()
 	// Scrapes in flight get a grace period to finish, then are cut off: a
 	// stalled scraper must not hold the collector's shutdown.
 	grace, cancel := context.WithTimeout(ctx, shutdownGrace)
 	err := e.server.Shutdown(grace)
 	cancel()
-	e.cancelServe()
+	e.handler.Close()
 	if err != nil {
 		err = e.server.Close()
 		if ctx.Err() != nil {
@@ -367,31 +358,40 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 	return errors.Join(err, fleetErr)
 }
 
-// scrapeFormat labels a negotiated format in self-telemetry.
-type scrapeFormat int
-
-const (
-	formatText scrapeFormat = iota
-	formatOpenMetrics
-	formatProtobuf
-	numFormats
-)
-
-var formatNames = [numFormats]string{"text", "openmetrics", "protobuf"}
-
-func formatOf(contentType string) scrapeFormat {
-	switch {
-	case strings.HasPrefix(contentType, "application/openmetrics-text"):
-		return formatOpenMetrics
-	case strings.HasPrefix(contentType, "application/vnd.google.protobuf"):
-		return formatProtobuf
-	default:
-		return formatText
+// Scraped counts a scrape by how it ended and records how long it took by
+// format (scrape.Observer); a refused scrape took no time to record.
+func (e *agentPrometheusExporter) Scraped(f scrape.Format, o scrape.Outcome, took time.Duration) {
+	ctx := context.Background()
+	e.telemetry.ExporterAgentprometheusScrapes.Add(ctx, 1, e.attrs.outcome[o]...)
+	if o != scrape.OutcomeRefused {
+		e.telemetry.ExporterAgentprometheusScrapeDuration.Record(ctx, took.Seconds(), e.attrs.format[f.Exposition]...)
 	}
 }
 
-// recordScrapeDuration records how long a scrape in format took, with the
-// attribute set prepared for its format.
-func (e *agentPrometheusExporter) recordScrapeDuration(ctx context.Context, format expfmt.Format, took time.Duration) {
-	e.telemetry.ExporterAgentprometheusScrapeDuration.Record(ctx, took.Seconds(), e.attrs.format[formatOf(string(format))]...)
+// formatLabel is a format's value of the format attribute: the protobuf
+// text forms count as protobuf.
+func formatLabel(f exposition.Format) string {
+	switch f {
+	case exposition.Text:
+		return "text"
+	case exposition.OpenMetrics:
+		return "openmetrics"
+	default:
+		return "protobuf"
+	}
+}
+
+// recordRemoved counts series that expired or departed, and shows the
+// expired in the cardinality view.
+func (e *agentPrometheusExporter) recordRemoved(reason retire.Reason, n int) {
+	if n == 0 {
+		return
+	}
+	switch reason {
+	case retire.Expired:
+		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.expired)
+		e.recordExpired(n)
+	case retire.Departed:
+		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.departed)
+	}
 }

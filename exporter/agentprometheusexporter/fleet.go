@@ -16,18 +16,16 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 // leaveTimeout bounds how long shutdown waits to tell the fleet it leaves.
 const leaveTimeout = 2 * time.Second
 
-// fleetMember is the exporter's part in a fleet: the memberlist node and
-// what applies the departures it hears of.
+// fleetMember is the exporter's part in a fleet: the memberlist node.
 type fleetMember struct {
-	node    *fleet.Node
-	departs *scrape.Departures
+	node *fleet.Node
 }
 
 // startFleet joins the fleet when fleet::enabled.
@@ -46,7 +44,7 @@ func (e *agentPrometheusExporter) startFleet() error {
 		e.set.Logger.Warn("The fleet's gossip is not encrypted: anyone who reaches fleet::bind can join it and send claims; set fleet::secret_key_file")
 	}
 	host, _ := os.Hostname()
-	m := &fleetMember{departs: scrape.StartDepartures(&e.deltas, e.recordDeparted)}
+	m := &fleetMember{}
 	fcfg := fleet.Config{
 		// Unique per start, as memberlist needs: a restarted pod comes back
 		// under its old host name before the fleet has seen it go.
@@ -56,12 +54,12 @@ func (e *agentPrometheusExporter) startFleet() error {
 		Join:           cfg.Join,
 		SecretKey:      key,
 		ClaimInterval:  cfg.ClaimInterval,
-		Retain:         e.cfg.MetricExpiration + sweepInterval(e.cfg.MetricExpiration),
+		Retain:         e.cfg.MetricExpiration + retire.SweepInterval(e.cfg.MetricExpiration),
 		MaxResources:   e.cfg.MaxSeries,
 		RejoinInterval: cfg.RejoinInterval,
 		Now:            func() int64 { return e.clock.now().UnixNano() },
 		Depart: func(id fleet.ID, through int64) bool {
-			return m.departs.Depart(store.ID(id), through)
+			return e.retire.Depart(store.ID(id), through)
 		},
 	}
 	if e.agg != nil {
@@ -78,12 +76,10 @@ func (e *agentPrometheusExporter) startFleet() error {
 	}
 	node, err := fleet.Start(fcfg, e.set.Logger.With(zap.String("fleet", "memberlist")))
 	if err != nil {
-		m.departs.Stop()
 		return fmt.Errorf("fleet: %w", err)
 	}
 	m.node = node
 	if err := e.registerFleetTelemetry(node); err != nil {
-		m.departs.Stop()
 		return errors.Join(err, node.Stop(0))
 	}
 	e.fleet.Store(m)
@@ -109,8 +105,8 @@ func readSecretKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// stopFleet hands the agents this gateway holds to successors, leaves the
-// fleet and stops applying departures.
+// stopFleet hands the agents this gateway holds to successors and leaves
+// the fleet.
 func (e *agentPrometheusExporter) stopFleet() error {
 	m := e.fleet.Swap(nil)
 	if m == nil {
@@ -123,9 +119,7 @@ func (e *agentPrometheusExporter) stopFleet() error {
 		}
 		m.node.Offer(offers, leaveTimeout)
 	}
-	err := m.node.Stop(leaveTimeout)
-	m.departs.Stop()
-	return err
+	return m.node.Stop(leaveTimeout)
 }
 
 // received is the converter's hook: an agent's batch arrived. A gateway
@@ -135,13 +129,6 @@ func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
 		if got, prev, point := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && e.agg != nil {
 			e.agg.Gained(r.ID(), prev, point, e.clock.now().UnixNano())
 		}
-	}
-}
-
-// recordDeparted counts series removed by departures.
-func (e *agentPrometheusExporter) recordDeparted(n int) {
-	if n > 0 {
-		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.departed)
 	}
 }
 

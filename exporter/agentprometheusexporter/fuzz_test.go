@@ -69,8 +69,8 @@ func FuzzIngestScrape(f *testing.F) {
 	})
 }
 
-// fuzzScrape writes the scrape serve.go would, without HTTP: negotiated
-// from accept as serve.go negotiates it, written by the exporter's encoder.
+// fuzzScrape writes the scrape the handler would, without HTTP: negotiated
+// from accept as the handler negotiates it, written by the exporter's encoder.
 func fuzzScrape(t *testing.T, e *agentPrometheusExporter, accept string) ([]byte, string) {
 	t.Helper()
 	format := scrape.Negotiate(http.Header{"Accept": []string{accept}}, true)
@@ -78,7 +78,7 @@ func fuzzScrape(t *testing.T, e *agentPrometheusExporter, accept string) ([]byte
 	if err := e.encoder.For(format, scrape.EncodingIdentity)(&buf, 0); err != nil {
 		t.Fatalf("%s scrape failed: %v", accept, err)
 	}
-	return buf.Bytes(), string(format)
+	return buf.Bytes(), string(format.ContentType)
 }
 
 // fuzzSeeds are a batch of every metric type with exemplars, start times

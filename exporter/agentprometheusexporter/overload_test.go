@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/internal/testnet"
 )
 
@@ -87,7 +88,7 @@ func TestScrapesBeyondMaxConcurrentGet503AtOnce(t *testing.T) {
 	te.consume(bulkyBatch(0, 1000))
 
 	holder := stalledScrape(t, te.endpoint, "")
-	require.Eventually(t, func() bool { return te.exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return te.exp.handler.InFlight() == 1 }, 5*time.Second, time.Millisecond)
 
 	start := time.Now()
 	resp, err := http.Get("http://" + te.endpoint + metricsPath)
@@ -101,7 +102,7 @@ func TestScrapesBeyondMaxConcurrentGet503AtOnce(t *testing.T) {
 
 	// Once the stalled scrape is gone, scrapes are served again.
 	holder.Close()
-	require.Eventually(t, func() bool { return te.exp.inflight.Load() == 0 }, 10*time.Second, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return te.exp.handler.InFlight() == 0 }, 10*time.Second, 5*time.Millisecond)
 	body, _ := te.scrapeRaw("")
 	assert.Equal(t, 2, parseText(t, body), "target_info and bulky")
 }
@@ -116,7 +117,7 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 	te := startExporterWith(t, set, func(c *Config) { c.Scrape.Timeout = 30 * time.Second })
 	te.consume(bulkyBatch(0, 1000))
 	stalled := stalledScrape(t, te.endpoint, "")
-	require.Eventually(t, func() bool { return te.exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return te.exp.handler.InFlight() == 1 }, 5*time.Second, time.Millisecond)
 	stalledAt := time.Now()
 
 	// Ingestion goes on, including new series.
@@ -127,14 +128,14 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 	}
 	// Other scrapes are served whole, both formats, while it stalls. Go's
 	// client asks for gzip, an encoding of its own; a scrape without
-	// compression waits for the stalled scraper's encoding, at most maxStall.
+	// compression waits for the stalled scraper's encoding, at most scrape.MaxStall.
 	for _, tt := range []struct {
 		accept, acceptEncoding string
 		within                 time.Duration
 	}{
 		{"text/plain;version=0.0.4", "", 3 * time.Second},
 		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", 3 * time.Second},
-		{"text/plain;version=0.0.4", "identity", maxStall + 3*time.Second},
+		{"text/plain;version=0.0.4", "identity", scrape.MaxStall + 3*time.Second},
 	} {
 		start := time.Now()
 		body, header := scrapeWith(t, te.endpoint, tt.accept, tt.acceptEncoding)
@@ -153,15 +154,15 @@ func TestAStalledScraperBlocksNeitherIngestionNorOtherScrapes(t *testing.T) {
 		assert.Equal(t, 1000+20*10+21, series, "every series and the target_info of 21 agents")
 	}
 
-	// The stalled scraper is cut off after maxStall, long before its
+	// The stalled scraper is cut off after scrape.MaxStall, long before its
 	// timeout: its handler ends, freeing its slot and its connection.
 	require.Eventually(t, func() bool {
-		return scrapeCounts(t, tel)["too_slow"] == 1 && te.exp.inflight.Load() == 0
+		return scrapeCounts(t, tel)["too_slow"] == 1 && te.exp.handler.InFlight() == 0
 	}, 10*time.Second, 10*time.Millisecond, "the stalled scraper was not cut off: %v", scrapeCounts(t, tel))
 	assert.Zero(t, scrapeCounts(t, tel)["timeout"])
 	cut := logs.FilterMessage("Scrape cut off").All()
 	require.Len(t, cut, 1)
-	assert.Less(t, cut[0].Time.Sub(stalledAt), maxStall+2*time.Second, "cut off %v after it stalled", cut[0].Time.Sub(stalledAt))
+	assert.Less(t, cut[0].Time.Sub(stalledAt), scrape.MaxStall+2*time.Second, "cut off %v after it stalled", cut[0].Time.Sub(stalledAt))
 
 	// The connection closes without the final chunk, so the scraper cannot
 	// take what it got for a whole response.
@@ -269,9 +270,9 @@ func TestShutdownCutsOffASlowScrape(t *testing.T) {
 	require.NoError(t, exp.start(context.Background(), componenttest.NewNopHost()))
 	require.NoError(t, exp.consumeMetrics(context.Background(), bulkyBatch(0, 1000)))
 	// 20 MiB at 2 MiB/s: it reads on through the shutdown's grace period,
-	// each write well within maxStall.
+	// each write well within scrape.MaxStall.
 	slowScrape(t, cfg.Server.NetAddr.Endpoint, 2<<20)
-	require.Eventually(t, func() bool { return exp.inflight.Load() == 1 }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return exp.handler.InFlight() == 1 }, 5*time.Second, time.Millisecond)
 
 	start := time.Now()
 	require.NoError(t, exp.shutdown(context.Background()))

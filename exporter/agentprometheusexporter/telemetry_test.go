@@ -2,13 +2,12 @@ package agentprometheusexporter
 
 import (
 	"context"
+	"net/http"
 	"runtime"
 	"testing"
 	"time"
 	"weak"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componenttest"
@@ -18,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata/metricdatatest"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadatatest"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 	"github.com/statsgate/statsgate/internal/testnet"
 )
@@ -141,19 +141,15 @@ func TestScrapeTelemetryDoesNotAllocate(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
 	exp, err := newAgentPrometheusExporter(metadatatest.NewSettings(tel), createDefaultConfig().(*Config), wallClock)
 	require.NoError(t, err)
-	ctx := context.Background()
-	formats := []expfmt.Format{
-		expfmt.NewFormat(expfmt.TypeTextPlain),
-		expfmt.NewFormat(expfmt.TypeOpenMetrics).WithEscapingScheme(model.NoEscaping),
-		expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.UnderscoreEscaping),
-	}
-	for _, format := range formats {
-		record := func() {
-			exp.countScrape(ctx, outcomeServed)
-			exp.recordScrapeDuration(ctx, format, time.Millisecond)
-		}
+	for _, accept := range []string{
+		"text/plain;version=0.0.4",
+		"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8",
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited",
+	} {
+		format := scrape.Negotiate(http.Header{"Accept": []string{accept}}, true)
+		record := func() { exp.Scraped(format, scrape.OutcomeServed, time.Millisecond) }
 		record() // the first recording of a series creates it
-		assert.Zero(t, testing.AllocsPerRun(100, record), "allocations per %s scrape", format)
+		assert.Zero(t, testing.AllocsPerRun(100, record), "allocations per %s scrape", format.Exposition)
 	}
 	got, err := tel.GetMetric("otelcol_exporter_agentprometheus_scrape_duration")
 	require.NoError(t, err)

@@ -23,7 +23,7 @@
 //   - A gateway that hears a claim newer than every claim it knows of
 //     (ordered by point time, then node ID) records it; if it received the
 //     resource and holds no point newer than the claim's, the resource
-//     departs: the caller removes its series (internal/store.Depart). A claim
+//     departs: the caller removes its series (internal/retire). A claim
 //     not newer than what is known (a replay, a message that lost a race) is
 //     stale and changes nothing.
 //   - Gateways exchange their own claims in memberlist's periodic state

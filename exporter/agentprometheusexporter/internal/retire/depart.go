@@ -1,4 +1,4 @@
-package scrape
+package retire
 
 import (
 	"time"
@@ -16,22 +16,22 @@ const (
 	departPoll = 100 * time.Millisecond
 )
 
-// Departures removes the series of resources that another gateway of a
-// fleet now receives: cumulative and gauge series at once, those that
-// accumulate deltas once every scraper has taken them, as Drain waits for
-// them at shutdown.
-type Departures struct {
-	d       *Deltas
-	removed func(n int) // counts the series removed
-	in      chan departure
-	quit    chan struct{}
-	done    chan struct{}
-}
-
 // departure is a resource that another gateway now receives.
 type departure struct {
 	id      store.ID
 	through int64 // the claim's point time
+}
+
+// Depart asks for the series of resource id not newer than through to go,
+// as the fleet hears that another gateway holds newer points of it; false
+// when the backlog is full.
+func (r *Retirement) Depart(id store.ID, through int64) bool {
+	select {
+	case r.departs <- departure{id: id, through: through}:
+		return true
+	default:
+		return false
+	}
 }
 
 // departing is a departed resource whose delta series wait for the scrapers.
@@ -43,81 +43,72 @@ type departing struct {
 	after int64
 }
 
-// StartDepartures applies departures on a goroutine of its own until Stop.
-func StartDepartures(d *Deltas, removed func(n int)) *Departures {
-	dep := &Departures{d: d, removed: removed, in: make(chan departure, departBacklog), quit: make(chan struct{}), done: make(chan struct{})}
-	go dep.run()
-	return dep
+// departures are the departed resources whose deltas wait; poll ticks
+// while there are any.
+type departures struct {
+	r       *Retirement
+	pending map[*store.Resource]*departing
+	poll    <-chan time.Time
+	ticker  *time.Ticker
 }
 
-// Depart asks for the series of resource id not newer than through to go;
-// false when the backlog is full.
-func (dep *Departures) Depart(id store.ID, through int64) bool {
-	select {
-	case dep.in <- departure{id: id, through: through}:
-		return true
-	default:
-		return false
+// apply removes the departed resource's cumulative and gauge series, and
+// keeps its deltas until the scrapers have taken them.
+func (d *departures) apply(dep departure) {
+	st := d.r.s.Store
+	res := st.ResourceByID(dep.id)
+	if res == nil {
+		return
+	}
+	removed, held := st.RemoveUpTo(res, dep.through)
+	d.r.s.Removed(Departed, removed)
+	if held.Series == 0 {
+		return
+	}
+	p := d.pending[res]
+	if p == nil {
+		p = &departing{}
+		d.pending[res] = p
+	}
+	p.through = max(p.through, dep.through)
+	p.held.RunStarted = max(p.held.RunStarted, held.RunStarted)
+	p.held.Updated = max(p.held.Updated, held.Updated)
+	p.after = 0
+	if d.ticker == nil {
+		// A plain ticker: it only paces the checks, which read the store
+		// clock.
+		d.ticker = time.NewTicker(departPoll)
+		d.poll = d.ticker.C
 	}
 }
 
-// Stop ends the goroutine; departures not applied yet are left to expiry.
-func (dep *Departures) Stop() {
-	close(dep.quit)
-	<-dep.done
+// release removes the held deltas that every scraper has taken.
+func (d *departures) release() {
+	now := d.r.s.Now()
+	rel := d.r.s.Scrapes.Release(now)
+	for res, p := range d.pending {
+		if p.after == 0 {
+			if p.held.RunStarted != 0 && rel.Value < p.held.RunStarted {
+				continue
+			}
+			// Stamps run ahead of a clock that has not moved since (the
+			// Coalescer's): after the latest one too.
+			p.after = max(p.held.Updated, now, d.r.s.Scrapes.LastStamp()) + 1
+		}
+		if rel.Zero < p.after {
+			continue
+		}
+		d.r.s.Removed(Departed, d.r.s.Store.RemoveDeltasUpTo(res, p.through))
+		delete(d.pending, res)
+	}
+	if len(d.pending) == 0 {
+		d.stopPoll()
+	}
 }
 
-func (dep *Departures) run() {
-	defer close(dep.done)
-	st := dep.d.Store
-	pending := map[*store.Resource]*departing{}
-	// A plain ticker: it only paces the checks, which read the store clock.
-	tick := time.NewTicker(departPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-dep.quit:
-			return
-		case d := <-dep.in:
-			r := st.ResourceByID(d.id)
-			if r == nil {
-				continue
-			}
-			removed, held := st.Depart(r, d.through)
-			dep.removed(removed)
-			if held.Series == 0 {
-				continue
-			}
-			p := pending[r]
-			if p == nil {
-				p = &departing{}
-				pending[r] = p
-			}
-			p.through = max(p.through, d.through)
-			p.held.RunStarted = max(p.held.RunStarted, held.RunStarted)
-			p.held.Updated = max(p.held.Updated, held.Updated)
-			p.after = 0
-		case <-tick.C:
-			if len(pending) == 0 {
-				continue
-			}
-			now := dep.d.Now()
-			rel := dep.d.Scrapers.Release(now)
-			for r, p := range pending {
-				if p.after == 0 {
-					if p.held.RunStarted != 0 && rel.Value < p.held.RunStarted {
-						continue
-					}
-					// Stamps run ahead of a clock that has not moved
-					// since (the Coalescer's): after the latest one too.
-					p.after = max(p.held.Updated, now, dep.d.Coalescer.LastStamp()) + 1
-				}
-				if rel.Zero < p.after {
-					continue
-				}
-				dep.removed(st.DropHeld(r, p.through))
-				delete(pending, r)
-			}
-		}
+func (d *departures) stopPoll() {
+	if d.ticker != nil {
+		d.ticker.Stop()
+		d.ticker, d.poll = nil, nil
 	}
 }

@@ -1,15 +1,3 @@
-// Package scrape serves concurrent scrapes from shared encodings.
-//
-// Scrapes that ask for the same format (and compression) while an encoding
-// of it is running wait for the next encoding and share it: N scrapers cost
-// one encoder's CPU, not N, and so do not starve ingestion of the cores.
-// The encoder runs on its own goroutine and hands each scraper the bytes in
-// chunks; each scraper writes them to its own connection. A scraper that
-// falls behind by more than queueLen chunks holds the encoder for at most the
-// stall timeout, then is cut off, so one slow client cannot hold up the
-// others or the encodings that wait behind its round. A write to a scraper
-// that takes longer than the stall timeout cuts it off too, shared or not, so
-// a scraper that stops reading holds its connection no longer than that.
 package scrape // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 
 import (
@@ -74,6 +62,17 @@ type Result struct {
 }
 
 // Coalescer runs at most one encoding per Key at a time.
+//
+// Scrapes that ask for the same format (and compression) while an encoding
+// of it is running wait for the next encoding and share it: N scrapers cost
+// one encoder's CPU, not N, and so do not starve ingestion of the cores.
+// The encoder runs on its own goroutine and hands each scraper the bytes in
+// chunks; each scraper writes them to its own connection. A scraper that
+// falls behind by more than queueLen chunks holds the encoder for at most the
+// stall timeout, then is cut off, so one slow client cannot hold up the
+// others or the encodings that wait behind its round. A write to a scraper
+// that takes longer than the stall timeout cuts it off too, shared or not, so
+// a scraper that stops reading holds its connection no longer than that.
 type Coalescer struct {
 	stall time.Duration
 	now   func() int64
@@ -84,6 +83,20 @@ type Coalescer struct {
 	mu      sync.Mutex
 	running map[Key]*round // encoding now
 	pending map[Key]*round // gathering scrapes for when the running one ends
+}
+
+// MaxStall is how long one write to a scraper may take, and so how long a
+// scraper may hold up an encoding it shares with others, before it is cut
+// off (never longer than the scrape timeout: StallTimeout).
+const MaxStall = 2 * time.Second
+
+// StallTimeout is the stall timeout of scrapes bounded by scrapeTimeout (0
+// is no bound).
+func StallTimeout(scrapeTimeout time.Duration) time.Duration {
+	if scrapeTimeout > 0 {
+		return min(MaxStall, scrapeTimeout)
+	}
+	return MaxStall
 }
 
 // New returns a Coalescer that cuts off a scraper after it has held the

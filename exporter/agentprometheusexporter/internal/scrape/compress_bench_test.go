@@ -5,12 +5,12 @@ import (
 	stdgzip "compress/gzip"
 	"fmt"
 	"io"
+	"net/http"
 	"testing"
 
 	kgzip "github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 	"github.com/klauspost/pgzip"
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
@@ -92,12 +92,11 @@ func BenchmarkCompressedScrape(b *testing.B) {
 		b.Fatal(err)
 	}
 	samples := bytes.Count(text.Bytes(), []byte("\n")) - bytes.Count(text.Bytes(), []byte("# "))
-	for _, f := range []struct{ name, format string }{{"text", "text"}, {"protobuf", "protobuf"}} {
-		format := expfmt.NewFormat(expfmt.TypeTextPlain)
-		if f.format == "protobuf" {
-			format = expfmt.NewFormat(expfmt.TypeProtoDelim)
-		}
-		format = format.WithEscapingScheme(model.UnderscoreEscaping)
+	for _, f := range []struct{ name, accept string }{
+		{"text", "text/plain;version=0.0.4"},
+		{"protobuf", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"},
+	} {
+		format := Negotiate(http.Header{"Accept": []string{f.accept}}, false)
 		identity := exp.encoder.For(format, EncodingIdentity)
 		modes := []struct {
 			name   string
@@ -107,12 +106,10 @@ func BenchmarkCompressedScrape(b *testing.B) {
 			{"gzip-serial", serialGzip(identity)},
 			{"gzip-pgzip", Compressed(identity, EncodingGzip, DefaultGzipLevel)},
 		}
-		if byParts(format) {
-			modes = append(modes, struct {
-				name   string
-				encode Encode
-			}{"gzip-parts", exp.encoder.For(format, EncodingGzip)})
-		}
+		modes = append(modes, struct {
+			name   string
+			encode Encode
+		}{"gzip-parts", exp.encoder.For(format, EncodingGzip)})
 		for _, mode := range modes {
 			b.Run("format="+f.name+"/mode="+mode.name, func(b *testing.B) {
 				var out countingWriter

@@ -4,8 +4,6 @@ import (
 	"io"
 	"runtime"
 
-	"github.com/prometheus/common/expfmt"
-
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -22,57 +20,38 @@ type Encoder struct {
 	GzipLevel int
 }
 
-// For is the encoding of format, compressed as negotiated. Text (every
-// escaping scheme), OpenMetrics 1.0 and delimited protobuf take the direct
-// writers, by parts when gzip; every other format goes through expfmt.
-func (x *Encoder) For(format expfmt.Format, enc Encoding) Encode {
+// For is the encoding of format, compressed as negotiated. Text,
+// OpenMetrics and delimited protobuf take the direct writers, by parts when
+// gzip; the protobuf text forms go through expfmt.
+func (x *Encoder) For(format Format, enc Encoding) Encode {
+	byParts := enc == EncodingGzip && format.Exposition != exposition.ProtobufText && format.Exposition != exposition.ProtobufCompact
 	write := func(w io.Writer, began int64) error {
 		opts := x.Options
 		opts.Release = x.Scrapers.Release(began)
 		opts.Release.Horizon = x.Store.Horizon()
-		switch format.FormatType() {
-		case expfmt.TypeTextPlain:
-			if enc == EncodingGzip {
-				return exposition.WriteTextParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
+		switch format.Exposition {
+		case exposition.Text:
+			if byParts {
+				return exposition.WriteTextParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
 			}
-			return exposition.WriteText(w, x.Store, opts, format.ToEscapingScheme())
-		case expfmt.TypeOpenMetrics:
-			if format.Version() != expfmt.OpenMetricsVersion_2_0_0 {
-				if enc == EncodingGzip {
-					return exposition.WriteOpenMetricsParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
-				}
-				return exposition.WriteOpenMetrics(w, x.Store, opts, format.ToEscapingScheme())
+			return exposition.WriteText(w, x.Store, opts, format.Escaping)
+		case exposition.OpenMetrics:
+			if byParts {
+				return exposition.WriteOpenMetricsParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
 			}
-		case expfmt.TypeProtoDelim:
-			// Names escaped as negotiate settled.
-			if enc == EncodingGzip {
-				return exposition.WriteProtobufParts(w, x.Store, opts, format.ToEscapingScheme(), gzipByParts(x.GzipLevel, partLines))
+			return exposition.WriteOpenMetrics(w, x.Store, opts, format.Escaping)
+		case exposition.Protobuf:
+			if byParts {
+				return exposition.WriteProtobufParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
 			}
-			return exposition.WriteProtobuf(w, x.Store, opts, format.ToEscapingScheme())
+			return exposition.WriteProtobuf(w, x.Store, opts, format.Escaping)
 		}
-		var encOpts []expfmt.EncoderOption
-		if opts.CreatedSamples {
-			encOpts = append(encOpts, expfmt.WithCreatedLines())
-		}
-		return exposition.WriteEncoded(w, format, x.Store, opts, encOpts...)
+		return exposition.WriteEncoded(w, format.ContentType, x.Store, opts)
 	}
-	if enc == EncodingGzip && byParts(format) {
+	if byParts {
 		return write
 	}
 	return Compressed(write, enc, x.GzipLevel)
-}
-
-// byParts reports whether a gzip scrape of format is formatted in parts.
-func byParts(format expfmt.Format) bool {
-	switch format.FormatType() {
-	case expfmt.TypeTextPlain:
-		return true
-	case expfmt.TypeOpenMetrics:
-		return format.Version() != expfmt.OpenMetricsVersion_2_0_0
-	case expfmt.TypeProtoDelim:
-		return true
-	}
-	return false
 }
 
 // DefaultGzipLevel is the deflate level of gzip responses unless

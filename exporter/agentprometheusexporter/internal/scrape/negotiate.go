@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 )
 
 // The formats expfmt's negotiation offers, in its order of preference, without
@@ -14,6 +16,14 @@ var (
 	textFormats        = expfmt.DefaultAcceptedFormats()
 	openMetricsFormats = expfmt.DefaultOpenMetricsAcceptedFormats()
 )
+
+// Format is what a scrape negotiated: the Content-Type it is answered with,
+// the writer and the escaping of names the writer applies.
+type Format struct {
+	ContentType expfmt.Format
+	Exposition  exposition.Format
+	Escaping    model.EscapingScheme
+}
 
 // Negotiate picks a scrape's format as promhttp does (expfmt's negotiation,
 // OpenMetrics only when enabled), with one correction: a protobuf scrape
@@ -28,20 +38,34 @@ var (
 // on. A scraper that names an escaping scheme for its other formats gets the
 // same scheme in protobuf; one that names none anywhere (Prometheus 2) still
 // gets underscores.
-func Negotiate(h http.Header, openMetrics bool) expfmt.Format {
-	var format expfmt.Format
+func Negotiate(h http.Header, openMetrics bool) Format {
+	var ct expfmt.Format
 	if openMetrics {
-		format = expfmt.NegotiateAccept(h, openMetricsFormats...)
+		ct = expfmt.NegotiateAccept(h, openMetricsFormats...)
 	} else {
-		format = expfmt.NegotiateAccept(h, textFormats...)
+		ct = expfmt.NegotiateAccept(h, textFormats...)
 	}
-	switch format.FormatType() {
-	case expfmt.TypeProtoDelim, expfmt.TypeProtoText, expfmt.TypeProtoCompact:
+	f := Format{ContentType: ct}
+	switch ct.FormatType() {
+	case expfmt.TypeOpenMetrics:
+		f.Exposition = exposition.OpenMetrics
+	case expfmt.TypeProtoDelim:
+		f.Exposition = exposition.Protobuf
+	case expfmt.TypeProtoText:
+		f.Exposition = exposition.ProtobufText
+	case expfmt.TypeProtoCompact:
+		f.Exposition = exposition.ProtobufCompact
+	default:
+		f.Exposition = exposition.Text
+	}
+	switch f.Exposition {
+	case exposition.Protobuf, exposition.ProtobufText, exposition.ProtobufCompact:
 		if scheme, ok := scraperEscaping(h.Get("Accept")); ok {
-			return format.WithEscapingScheme(scheme)
+			f.ContentType = ct.WithEscapingScheme(scheme)
 		}
 	}
-	return format
+	f.Escaping = f.ContentType.ToEscapingScheme()
+	return f
 }
 
 // scraperEscaping is the escaping scheme that the entries of an Accept header

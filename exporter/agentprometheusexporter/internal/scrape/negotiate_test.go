@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 )
 
 // Accept headers of real Prometheus servers, as they sent them to a target.
@@ -74,7 +76,29 @@ func TestNegotiate(t *testing.T) {
 			if tc.accept != "" {
 				h.Set("Accept", tc.accept)
 			}
-			assert.Equal(t, tc.want, Negotiate(h, tc.openMetrics))
+			f := Negotiate(h, tc.openMetrics)
+			assert.Equal(t, tc.want, f.ContentType)
+			assert.Equal(t, tc.want.ToEscapingScheme(), f.Escaping)
 		})
 	}
+}
+
+func TestNegotiateChoosesTheWriter(t *testing.T) {
+	for accept, want := range map[string]exposition.Format{
+		"":                             exposition.Text,
+		"text/plain;version=0.0.4":     exposition.Text,
+		"application/openmetrics-text": exposition.OpenMetrics,
+		acceptPrometheus3:              exposition.OpenMetrics,
+		acceptPrometheus3Native:        exposition.Protobuf,
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text":         exposition.ProtobufText,
+		"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=compact-text": exposition.ProtobufCompact,
+	} {
+		h := http.Header{}
+		if accept != "" {
+			h.Set("Accept", accept)
+		}
+		assert.Equal(t, want, Negotiate(h, true).Exposition, "Accept: %q", accept)
+	}
+	h := http.Header{"Accept": []string{"application/openmetrics-text"}}
+	assert.Equal(t, exposition.Text, Negotiate(h, false).Exposition, "OpenMetrics only when enabled")
 }

@@ -4,15 +4,7 @@ import (
 	"slices"
 )
 
-// A departure is what a gateway of a fleet does with a resource that another
-// gateway now receives: the other one holds newer points of it, up to the
-// point time through. Series whose latest point is not newer than that go:
-// a cumulative or gauge series at once, since Prometheus takes the newer copy
-// from the other gateway (sample timestamps); a series that accumulates
-// deltas once every scraper has taken its value, which exists nowhere else.
-// A series updated with a newer point meanwhile (the agent came back) stays.
-
-// Held describes the series that accumulate deltas a departure kept.
+// Held describes the series that accumulate deltas that RemoveUpTo kept.
 type Held struct {
 	Series int
 	// RunStarted is the latest start of their runs (see Series.Shown), and
@@ -27,9 +19,10 @@ func (st *Store) ResourceByID(id ID) *Resource {
 	return st.byID[id]
 }
 
-// Depart removes the series of r not newer than through, except those that
-// accumulate deltas, which it reports.
-func (st *Store) Depart(r *Resource, through int64) (removed int, held Held) {
+// RemoveUpTo removes the series of r not newer than point time through,
+// except those that accumulate deltas, which it reports: their values exist
+// nowhere else until every scraper has taken them (RemoveDeltasUpTo).
+func (st *Store) RemoveUpTo(r *Resource, through int64) (removed int, held Held) {
 	removed = st.removeMembers(r, func(s *Series) bool {
 		if s.Timestamp > through {
 			return false
@@ -45,9 +38,9 @@ func (st *Store) Depart(r *Resource, through int64) (removed int, held Held) {
 	return removed, held
 }
 
-// DropHeld removes the series of r that accumulate deltas and are not newer
-// than through: call it once every scraper has taken their values.
-func (st *Store) DropHeld(r *Resource, through int64) int {
+// RemoveDeltasUpTo removes the series of r that accumulate deltas and are
+// not newer than point time through.
+func (st *Store) RemoveDeltasUpTo(r *Resource, through int64) int {
 	return st.removeMembers(r, func(s *Series) bool { return s.Delta && s.Timestamp <= through })
 }
 

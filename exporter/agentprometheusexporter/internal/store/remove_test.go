@@ -42,7 +42,7 @@ func membersOf(r *Resource) []string {
 	return out
 }
 
-func TestDepartRemovesTheResourcesSeriesNotNewerThanTheClaim(t *testing.T) {
+func TestRemoveUpToKeepsNewerSeriesAndDeltas(t *testing.T) {
 	st := New(1<<20, 1<<20, Claims{})
 	agent := st.Resource([]byte("shop\xffpod-1"), 1)
 	bystander := st.Resource([]byte("shop\xffpod-2"), 1)
@@ -55,7 +55,7 @@ func TestDepartRemovesTheResourcesSeriesNotNewerThanTheClaim(t *testing.T) {
 	put(t, st, "c_total", `k="1"`, agent, 300, false)
 	require.Equal(t, int64(6), st.SeriesCount())
 
-	removed, held := st.Depart(agent, 200)
+	removed, held := st.RemoveUpTo(agent, 200)
 	assert.Equal(t, 3, removed)
 	assert.Equal(t, Held{Series: 1, RunStarted: 100, Updated: 100}, held)
 	assert.Equal(t, []string{`c_total{k="1"}`, `d_total{k="1"}`}, membersOf(agent))
@@ -66,23 +66,23 @@ func TestDepartRemovesTheResourcesSeriesNotNewerThanTheClaim(t *testing.T) {
 	assert.Equal(t, []string{`k="3"`}, labelsOf(a))
 
 	// Once the scrapers took the deltas.
-	assert.Equal(t, 1, st.DropHeld(agent, 200))
+	assert.Equal(t, 1, st.RemoveDeltasUpTo(agent, 200))
 	assert.Equal(t, []string{`c_total{k="1"}`}, membersOf(agent))
 	assert.Equal(t, int64(2), st.SeriesCount())
 	// Nothing left to depart up to that point.
-	removed, held = st.Depart(agent, 200)
+	removed, held = st.RemoveUpTo(agent, 200)
 	assert.Zero(t, removed)
 	assert.Zero(t, held)
 }
 
-func TestDropHeldKeepsDeltasUpdatedSinceTheDeparture(t *testing.T) {
+func TestRemoveDeltasUpToKeepsDeltasUpdatedSince(t *testing.T) {
 	st := New(1<<20, 1<<20, Claims{})
 	agent := st.Resource([]byte("shop\xffpod-1"), 1)
 	s := put(t, st, "d_total", `k="1"`, agent, 100, true)
-	_, held := st.Depart(agent, 150)
+	_, held := st.RemoveUpTo(agent, 150)
 	require.Equal(t, 1, held.Series)
 	s.Timestamp = 160 // the agent's next delta arrived here
-	assert.Zero(t, st.DropHeld(agent, 150))
+	assert.Zero(t, st.RemoveDeltasUpTo(agent, 150))
 	assert.Equal(t, int64(1), st.SeriesCount())
 }
 
@@ -104,7 +104,7 @@ func TestResourceMembersFollowEveryRemoval(t *testing.T) {
 
 	expired := st.Sweep(n / 2) // the older half
 	assert.Equal(t, n/2-1, expired)
-	removed, _ := st.Depart(agents[0], n)
+	removed, _ := st.RemoveUpTo(agents[0], n)
 	assert.Equal(t, n/4, removed)
 	assert.Empty(t, membersOf(agents[0]))
 	got := membersOf(agents[1])
