@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"time"
 
@@ -26,14 +27,20 @@ const (
 
 type testCase struct {
 	name string
+	// readme is the input column of the row of the exporter README's table
+	// of bad input that the case covers, if any.
+	readme string
 	// config holds the exporter settings other than endpoint, in the YAML
 	// vocabulary both exporters share.
 	config map[string]any
+	// oursOnly holds settings that only ours has, given to ours alone.
+	oursOnly map[string]any
 	// build returns the batches fed, in order, to each exporter.
 	build func() []pmetric.Metrics
-	// differences edits the normalised scrapes of contrib and ours before
-	// they are compared; each edit names a deliberate difference.
-	differences func(contrib, ours *exposition)
+	// differences are the deliberate differences the case's input shows,
+	// checked and taken out of the normalised scrapes of contrib and ours
+	// before they are compared.
+	differences []difference
 	expect      expectation
 	// check returns a failure message about ours, empty when it passes; it is
 	// used by the expectations that do not compare.
@@ -42,6 +49,20 @@ type testCase struct {
 	// cases whose exporters apply batches after they were accepted (a
 	// sending queue) set it; the harness polls each side until it holds.
 	applied func(e *exposition) bool
+}
+
+// settingsFor returns the case's settings for tg: its config, and for ours
+// the settings only ours has.
+func (tc testCase) settingsFor(tg target) map[string]any {
+	if !tg.ours || len(tc.oursOnly) == 0 {
+		return tc.config
+	}
+	m := maps.Clone(tc.config)
+	if m == nil {
+		m = map[string]any{}
+	}
+	maps.Copy(m, tc.oursOnly)
+	return m
 }
 
 // translationInput exercises every translation strategy on the same data: a
@@ -56,22 +77,16 @@ func translationInput(sm pmetric.ScopeMetrics) {
 }
 
 func translationCase(strategy string) testCase {
-	return testCase{
-		name:   "translation_strategy_" + strategy,
-		config: map[string]any{"translation_strategy": strategy},
-		build:  single(translationInput),
+	tc := testCase{
+		name:        "translation_strategy_" + strategy,
+		config:      map[string]any{"translation_strategy": strategy},
+		build:       single(translationInput),
+		differences: differences(emptyLabelsLeftOut),
 	}
-}
-
-// requireFamilyLabel panics (failing the test) unless family is served with
-// a label of that name: a deliberate difference must still hold in ours.
-func requireFamilyLabel(e *exposition, family, label string) {
-	for _, s := range e.samples {
-		if _, ok := s.labelValue(label); ok && s.family == family {
-			return
-		}
+	if utf8Names(tc.config) {
+		tc.differences = append(tc.differences, utf8NamesEscapedInProtobuf)
 	}
-	panic("ours does not serve " + family + " with label " + label)
+	return tc
 }
 
 // firstTypeWins checks that family has the given type and no sample of
@@ -107,6 +122,7 @@ var cases = []testCase{
 			intPoint(dps, 7, map[string]any{"queue": "a"})
 			intPoint(dps, -3, map[string]any{"queue": "b"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "gauge_double",
@@ -116,6 +132,7 @@ var cases = []testCase{
 			doublePoint(dps, 1e-9, map[string]any{"room": "cellar"})
 			doublePoint(dps, 123456789.125, map[string]any{"room": "attic"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "sum_monotonic_cumulative_is_counter_with_total",
@@ -124,6 +141,7 @@ var cases = []testCase{
 			intPoint(dps, 10, map[string]any{"kind": "x"})
 			doublePoint(dps, 2.5, map[string]any{"kind": "y"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "sum_non_monotonic_cumulative_is_gauge",
@@ -131,6 +149,7 @@ var cases = []testCase{
 			dps := sum(sm, "connections.open", "", "Open connections.", false, pmetric.AggregationTemporalityCumulative)
 			intPoint(dps, 12, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "sum_non_monotonic_delta_is_dropped",
@@ -138,6 +157,7 @@ var cases = []testCase{
 			intPoint(sum(sm, "balance.change", "", "Dropped by contrib.", false, pmetric.AggregationTemporalityDelta), 5, nil)
 			intPoint(gauge(sm, "keep.me", "", "Kept."), 1, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Aligned deltas (start = previous point's time) add up; a misaligned
@@ -157,6 +177,7 @@ var cases = []testCase{
 			}
 			return []pmetric.Metrics{batch(t0, t1, 5, 5), batch(t1, t2, 3, 3), batch(t2, t3, 4, 4)}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "histogram_delta_accumulates_across_batches",
@@ -171,6 +192,7 @@ var cases = []testCase{
 			}
 			return []pmetric.Metrics{batch(t0, t1, []uint64{1, 2, 3}, 10), batch(t1, t2, []uint64{4, 0, 1}, 3.5)}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "histogram_classic_10_bounds",
@@ -181,6 +203,7 @@ var cases = []testCase{
 				[]uint64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 12345.5,
 				map[string]any{"peer": "db"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "histogram_no_bounds",
@@ -188,6 +211,7 @@ var cases = []testCase{
 			histPoint(histogram(sm, "payload.size", "By", "Payload sizes.", pmetric.AggregationTemporalityCumulative),
 				nil, []uint64{17}, 4096, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "exponential_histogram_text",
@@ -210,6 +234,7 @@ var cases = []testCase{
 			dp.SetMax(1.5)
 			setAttrs(dp.Attributes(), map[string]any{"db.system": "postgresql"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "summary_quantiles",
@@ -218,6 +243,7 @@ var cases = []testCase{
 				[][2]float64{{0, 0.001}, {0.5, 0.02}, {0.9, 0.05}, {0.99, 0.1}, {1, 0.2}},
 				map[string]any{"gen": "young"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "units_to_suffixes",
@@ -232,6 +258,7 @@ var cases = []testCase{
 			intPoint(counter(sm, "unit.counter.seconds_total", "s", "Already suffixed."), 10, nil)
 			intPoint(gauge(sm, "unit.gauge.bytes", "By", "Unit already in the name."), 10, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "metric_names_needing_sanitisation",
@@ -240,6 +267,7 @@ var cases = []testCase{
 				doublePoint(gauge(sm, n, "", "Name "+n+"."), 1, nil)
 			}
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "metric_name_utf8_default_strategy",
@@ -247,6 +275,7 @@ var cases = []testCase{
 			doublePoint(gauge(sm, "temperature.°C", "", "Temperature."), 21.5, nil)
 			doublePoint(gauge(sm, "größe", "", "Size."), 3, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "label_names_needing_sanitisation",
@@ -256,6 +285,7 @@ var cases = []testCase{
 				"Mixed.Case": "m", "label.ü": "u", "a..b": "v",
 			})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Contrib's label namer rejects a name that starts with "__", also
@@ -267,16 +297,10 @@ var cases = []testCase{
 			intPoint(gauge(sm, "labels.reserved.after", "", "Reserved after sanitisation."), 1, map[string]any{"ü.label": "u"})
 			intPoint(gauge(sm, "labels.control", "", "Control."), 1, map[string]any{"ok": "x"})
 		}),
-		differences: func(contrib, ours *exposition) {
-			// Deliberate difference (f): contrib drops a series with a label
-			// name starting with "__"; ours serves it and Prometheus drops
-			// such labels at ingestion. Ours must serve exactly these two.
-			for _, fam := range []string{"labels_reserved", "labels_reserved_after"} {
-				requireFamilyLabel(ours, fam, map[string]string{"labels_reserved": "__reserved", "labels_reserved_after": "__label"}[fam])
-				contrib.filter(func(s sample) bool { return s.family != fam })
-				ours.filter(func(s sample) bool { return s.family != fam })
-			}
-		},
+		// Contrib drops a series with a label name starting with "__"; ours
+		// serves it, and Prometheus drops such labels at ingestion.
+		differences: differences(emptyLabelsLeftOut,
+			onlyOurs(reservedLabel, labelIs("labels_reserved", "__reserved", "r"), labelIs("labels_reserved_after", "__label", "u"))),
 	},
 	{
 		// Contrib drops the metric ("duplicate label names"); only on
@@ -286,19 +310,11 @@ var cases = []testCase{
 			intPoint(gauge(sm, "labels.colliding", "", "Colliding labels."), 1, map[string]any{"a.b": "dot", "a_b": "underscore"})
 			intPoint(gauge(sm, "labels.not.colliding", "", "Control."), 1, map[string]any{"c": "d"})
 		}),
-		differences: func(contrib, ours *exposition) {
-			// Deliberate difference (e): contrib drops a series whose
-			// attribute names collide after sanitisation; ours keeps it with
-			// the values joined by ";" in original-key order, as contrib
-			// itself does for target_info.
-			requireFamilyLabel(ours, "labels_colliding", "a_b")
-			for _, s := range ours.samples {
-				if v, ok := s.labelValue("a_b"); ok && s.family == "labels_colliding" && v != "dot;underscore" {
-					panic("labels_colliding: a_b = " + v + ", want dot;underscore")
-				}
-			}
-			ours.filter(func(s sample) bool { return s.family != "labels_colliding" })
-		},
+		// Contrib drops a series whose attribute names collide after
+		// sanitisation; ours keeps it with the values joined by ";" in
+		// original-key order, as contrib itself does for target_info.
+		differences: differences(emptyLabelsLeftOut,
+			onlyOurs(collidingLabels, labelIs("labels_colliding", "a_b", "dot;underscore"))),
 	},
 	{
 		name: "attribute_value_types",
@@ -310,6 +326,7 @@ var cases = []testCase{
 			})
 			dp.Attributes().PutEmptyBytes("bytes").FromRaw([]byte{0x01, 0xff})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "resource_job_instance_and_target_info",
@@ -323,6 +340,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "res.gauge", "", "With resource."), 1, nil)
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "resource_without_instance_id",
@@ -334,6 +352,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "res.gauge", "", "No instance id."), 2, map[string]any{"other": "x"})
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "resource_with_empty_instance_id_or_name",
@@ -345,6 +364,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "res.gauge", "", "Empty instance id."), 2, map[string]any{"other": "x"})
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "resource_target_info_attribute_collision",
@@ -358,6 +378,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "res.gauge", "", "Target info collision."), 1, nil)
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "many_resources_same_families",
@@ -373,6 +394,7 @@ var cases = []testCase{
 			}
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "scope_name_version_attributes",
@@ -390,6 +412,7 @@ var cases = []testCase{
 			intPoint(gauge(sm2, "scoped.gauge", "", "Scoped."), 2, nil)
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name:   "without_scope_info",
@@ -406,6 +429,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "ns.gauge", "", "Namespaced."), 1, nil)
 			intPoint(counter(sm, "ns.counter", "By", "Namespaced counter."), 2, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name:   "const_labels",
@@ -413,6 +437,7 @@ var cases = []testCase{
 		build: single(func(sm pmetric.ScopeMetrics) {
 			intPoint(gauge(sm, "const.gauge", "", "With const labels."), 1, map[string]any{"a": "b"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name:   "resource_to_telemetry_conversion",
@@ -427,6 +452,7 @@ var cases = []testCase{
 			intPoint(counter(sm, "r2t.counter", "", "Resource to telemetry."), 2, nil)
 			return []pmetric.Metrics{md}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name:   "send_timestamps",
@@ -438,19 +464,7 @@ var cases = []testCase{
 				[]float64{1}, []uint64{1, 1}, 3, nil)
 			summaryPoint(summary(sm, "ts.summary", "", "Timestamped."), 2, 3, [][2]float64{{0.5, 1}}, nil)
 		}),
-		differences: func(contrib, ours *exposition) {
-			// Deliberate difference: with timestamps, ours' target_info carries
-			// the time of its resource's latest batch, so that it goes stale in
-			// Prometheus with the resource's other series; contrib's has none.
-			for i, s := range ours.samples {
-				if s.family == "target_info" {
-					if s.ts == "" {
-						panic("target_info without a timestamp")
-					}
-					ours.samples[i].ts = ""
-				}
-			}
-		},
+		differences: differences(emptyLabelsLeftOut, targetInfoTimestamp),
 	},
 	{
 		name:   "open_metrics_exemplars",
@@ -465,13 +479,31 @@ var cases = []testCase{
 			intPoint(gauge(sm, "om.gauge", "By", "Gauge with unit."), 4, nil)
 			summaryPoint(summary(sm, "om.summary", "s", "Summary."), 2, 3, [][2]float64{{0.5, 1}}, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
+	},
+	{
+		// enable_open_metrics_created_samples is ours alone: contrib writes
+		// no _created samples, and neither does ours without it
+		// (open_metrics_exemplars).
+		name:     "open_metrics_created_samples",
+		config:   map[string]any{"enable_open_metrics": true},
+		oursOnly: map[string]any{"enable_open_metrics_created_samples": true},
+		build: single(func(sm pmetric.ScopeMetrics) {
+			intPoint(counter(sm, "created.requests", "", "Counter."), 9, nil)
+			histPoint(histogram(sm, "created.latency", "s", "Histogram.", pmetric.AggregationTemporalityCumulative),
+				[]float64{0.1, 1}, []uint64{1, 2, 0}, 1.25, nil)
+			summaryPoint(summary(sm, "created.summary", "s", "Summary."), 2, 3, [][2]float64{{0.5, 1}}, nil)
+			intPoint(gauge(sm, "created.gauge", "", "Gauge: no _created."), 4, nil)
+		}),
+		differences: differences(emptyLabelsLeftOut, createdSamples),
 	},
 	translationCase("UnderscoreEscapingWithSuffixes"),
 	translationCase("UnderscoreEscapingWithoutSuffixes"),
 	translationCase("NoUTF8EscapingWithSuffixes"),
 	translationCase("NoTranslation"),
 	{
-		name: "gauge_nan_and_inf",
+		readme: "NaN or ±Inf gauge",
+		name:   "gauge_nan_and_inf",
 		build: single(func(sm pmetric.ScopeMetrics) {
 			dps := gauge(sm, "special.values", "", "Special floats.")
 			doublePoint(dps, math.NaN(), map[string]any{"v": "nan"})
@@ -479,6 +511,7 @@ var cases = []testCase{
 			doublePoint(dps, math.Inf(-1), map[string]any{"v": "-inf"})
 			doublePoint(dps, math.Copysign(0, -1), map[string]any{"v": "-0"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Contrib neither crashes nor serves anything for an empty name.
@@ -487,6 +520,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "", "", "No name."), 1, nil)
 			intPoint(gauge(sm, "named", "", "Control."), 1, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		name: "help_text_escaping",
@@ -494,6 +528,7 @@ var cases = []testCase{
 			intPoint(gauge(sm, "help.escaped", "", "Line one\nline \"two\" with \\ backslash."), 1, nil)
 			intPoint(gauge(sm, "help.empty", "", ""), 1, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Within one batch the later timestamp wins; an older point arriving
@@ -508,6 +543,7 @@ var cases = []testCase{
 			}
 			return []pmetric.Metrics{batch(t2, 2), batch(t1, 1)}
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Contrib means to serve a gauge whose prometheus.type metadata is
@@ -519,6 +555,7 @@ var cases = []testCase{
 			m.Metadata().PutStr("prometheus.type", "unknown")
 			intPoint(m.SetEmptyGauge().DataPoints(), 5, nil)
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// A NoRecordedValue point removes only its own series. Contrib up to
@@ -530,6 +567,7 @@ var cases = []testCase{
 			intPoint(dps, 2, map[string]any{"point": "stale"}).SetFlags(pmetric.DefaultDataPointFlags.WithNoRecordedValue(true))
 			intPoint(dps, 3, map[string]any{"point": "third"})
 		}),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Contrib serves the HELP of whichever series it converts first at
@@ -554,6 +592,7 @@ var cases = []testCase{
 	{
 		// Deliberate difference (b): contrib writes the attribute and the
 		// bucket bound as two `le` labels, which is not a valid exposition.
+		readme: reservedLabelRow,
 		name:   "histogram_attribute_named_le",
 		expect: expectReferenceInvalid,
 		build: single(func(sm pmetric.ScopeMetrics) {
@@ -565,6 +604,7 @@ var cases = []testCase{
 	{
 		// Deliberate difference (b), for summaries and `quantile`: contrib's
 		// registry rejects the series and drops the whole family.
+		readme: reservedLabelRow,
 		name:   "summary_attribute_named_quantile",
 		expect: expectReferenceInvalid,
 		build: single(func(sm pmetric.ScopeMetrics) {
@@ -576,6 +616,7 @@ var cases = []testCase{
 	{
 		// Deliberate difference (d): contrib keeps whichever type it happens
 		// to convert first at scrape time; ours keeps the first type seen.
+		readme: "the same family name with another type from another agent",
 		name:   "type_conflict_between_resources",
 		expect: expectNondeterministic,
 		build: func() []pmetric.Metrics {
@@ -605,8 +646,9 @@ var manyAttributesResource = map[string]any{
 // an exporter with the given settings.
 func resourceLabelsCase(name string, config map[string]any) testCase {
 	return testCase{
-		name:   name,
-		config: config,
+		name:        name,
+		config:      config,
+		differences: differences(emptyLabelsLeftOut),
 		build: func() []pmetric.Metrics {
 			md := pmetric.NewMetrics()
 			sm := addResource(md, manyAttributesResource)
@@ -627,15 +669,17 @@ var casesV0165 = []testCase{
 		// Deprecated; contrib ignores it while the beta gate
 		// exporter.prometheusexporter.DisableAddMetricSuffixes is on (its
 		// default): suffixes stay.
-		name:   "add_metric_suffixes_false",
-		config: map[string]any{"add_metric_suffixes": false},
-		build:  single(translationInput),
+		name:        "add_metric_suffixes_false",
+		config:      map[string]any{"add_metric_suffixes": false},
+		build:       single(translationInput),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	{
 		// Ignored also when translation_strategy is set.
-		name:   "add_metric_suffixes_false_with_translation_strategy",
-		config: map[string]any{"add_metric_suffixes": false, "translation_strategy": "UnderscoreEscapingWithSuffixes"},
-		build:  single(translationInput),
+		name:        "add_metric_suffixes_false_with_translation_strategy",
+		config:      map[string]any{"add_metric_suffixes": false, "translation_strategy": "UnderscoreEscapingWithSuffixes"},
+		build:       single(translationInput),
+		differences: differences(emptyLabelsLeftOut),
 	},
 	resourceLabelsCase("resource_constant_labels_included",
 		map[string]any{"resource_constant_labels": map[string]any{"included": []any{"service.name", "k8s.pod.*"}}}),
@@ -648,8 +692,9 @@ var casesV0165 = []testCase{
 	{
 		// From contrib's README: a label name with a space, valid as a UTF-8
 		// name.
-		name:   "const_labels_with_space",
-		config: map[string]any{"const_labels": map[string]any{"label1": "value1", "another label": "spaced value"}},
+		name:        "const_labels_with_space",
+		differences: differences(emptyLabelsLeftOut, utf8NamesEscapedInProtobuf),
+		config:      map[string]any{"const_labels": map[string]any{"label1": "value1", "another label": "spaced value"}},
 		build: single(func(sm pmetric.ScopeMetrics) {
 			intPoint(gauge(sm, "const.spaced", "", "Const label with a space."), 1, map[string]any{"a": "b"})
 		}),
@@ -679,6 +724,7 @@ var casesV0165 = []testCase{
 			}
 			return n == 2*queuedBatches
 		},
+		differences: differences(emptyLabelsLeftOut),
 	},
 }
 

@@ -18,6 +18,18 @@
 // contrib's receiver decodes, each batch is encoded to OTLP protobuf and
 // decoded again before ConsumeMetrics. Both are scraped over HTTP alike.
 //
+// Each case is scraped in the text format and in delimited protobuf, and,
+// where its settings make them differ, in OpenMetrics and as a Prometheus 3
+// server scrapes UTF-8 names (text 1.0.0, and its protobuf Accept header).
+// Every scrape is parsed and normalised to the samples a Prometheus server
+// would store, with what protobuf adds (created timestamps, native
+// histograms, exemplars), and the two are compared. The normaliser drops
+// nothing: where ours deliberately differs from contrib (labels with empty
+// values left out, _created samples, ...), the case names the difference as
+// the exporter's README does, and the difference must show or the case
+// fails. The rows of the README's table of bad input are cases
+// (badinput_test.go), and TestBadInputRowsAreCases keeps them in step.
+//
 // Everything lives in the package's tests; run them with
 //
 //	cd bench && go test ./conformance

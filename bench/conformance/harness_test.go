@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter"
@@ -30,6 +32,8 @@ import (
 // target is one exporter implementation under comparison.
 type target struct {
 	name string
+	// ours marks our exporter, which also takes a case's oursOnly settings.
+	ours bool
 	// start starts the exporter for the case's settings, given in the YAML
 	// vocabulary of contrib's exporter; it registers the stop with t.Cleanup.
 	start func(t *testing.T, name string, settings map[string]any) (*running, error)
@@ -40,7 +44,7 @@ var (
 	// (conformance/contrib), fed over OTLP/HTTP.
 	contribTarget = target{name: "contrib", start: startContrib}
 	// oursTarget is our exporter in this process, fed through its factory.
-	oursTarget = target{name: "ours", start: startOurs}
+	oursTarget = target{name: "ours", ours: true, start: startOurs}
 )
 
 // running is a started exporter.
@@ -193,14 +197,41 @@ type scrapeFormat struct {
 	name   string
 	accept string
 	parse  func(string) (*exposition, error)
+	// binary formats are quoted in failure messages when they do not parse.
+	binary bool
 }
 
+// acceptProtobuf asks for the delimited protobuf format alone, as Prometheus
+// 2 does first when it scrapes native histograms (its text formats follow,
+// with no escaping).
+const acceptProtobuf = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+
+// acceptPrometheus3Protobuf is the Accept header of Prometheus 3.4 to 3.14
+// with scrape_native_histograms and UTF-8 names (metric_name_escaping_scheme
+// allow-utf-8, its default): protobuf first, which it sends without an
+// escaping parameter, and escaping=allow-utf-8 on the text formats that
+// define it (test/promparse checks every header of 2.42 to 3.16).
+const acceptPrometheus3Protobuf = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.6," +
+	"application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4," +
+	"text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"
+
 var (
-	formatText = scrapeFormat{"text 0.0.4", "text/plain;version=0.0.4", parseText}
+	formatText = scrapeFormat{name: "text 0.0.4", accept: "text/plain;version=0.0.4", parse: parseText}
 	// formatUTF8 is what a Prometheus 3 server asks for when names may keep
 	// UTF-8 characters.
-	formatUTF8        = scrapeFormat{"text 1.0.0 utf-8", "text/plain;version=1.0.0;escaping=allow-utf-8", parseText}
-	formatOpenMetrics = scrapeFormat{"openmetrics 1.0.0", "application/openmetrics-text;version=1.0.0", parseOpenMetrics}
+	formatUTF8        = scrapeFormat{name: "text 1.0.0 utf-8", accept: "text/plain;version=1.0.0;escaping=allow-utf-8", parse: parseText}
+	formatOpenMetrics = scrapeFormat{name: "openmetrics 1.0.0", accept: "application/openmetrics-text;version=1.0.0", parse: parseOpenMetrics}
+	// formatProtobuf is a protobuf scrape that names no escaping: names
+	// escaped with underscores. formatProtobufUTF8 is Prometheus 3's, which
+	// takes UTF-8 names; its parser takes them too.
+	formatProtobuf = scrapeFormat{
+		name: "protobuf delimited", accept: acceptProtobuf, binary: true,
+		parse: parseProtobuf(expfmt.NewFormat(expfmt.TypeProtoDelim)),
+	}
+	formatProtobufUTF8 = scrapeFormat{
+		name: "protobuf delimited, Prometheus 3", accept: acceptPrometheus3Protobuf, binary: true,
+		parse: parseProtobuf(expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(model.NoEscaping)),
+	}
 )
 
 // scrape fetches /metrics over HTTP in the given format and returns the body
@@ -227,12 +258,19 @@ func scrape(r *running, f scrapeFormat) (body, contentType string, err error) {
 	return string(b), mediaTypeAndVersion(resp.Header.Get("Content-Type")), nil
 }
 
+// mediaTypeAndVersion renders a Content-Type for comparison: the media type
+// and its version, for protobuf the message and its encoding, and the
+// escaping of names.
 func mediaTypeAndVersion(ct string) string {
 	mt, params, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return ct
 	}
-	return mt + ";version=" + params["version"]
+	out := mt + ";version=" + params["version"]
+	if mt == expfmt.ProtoType {
+		out = mt + ";proto=" + params["proto"] + ";encoding=" + params["encoding"]
+	}
+	return out + ";escaping=" + params["escaping"]
 }
 
 // scraped is one side's scrape in one format.
@@ -243,6 +281,9 @@ type scraped struct {
 	err         error // scrape or parse error
 }
 
+// scrapeAndParse scrapes r in format f. The scrape's raw text is the body as
+// read, or for a binary format the parser's rendering of it (quoted when it
+// does not parse).
 func scrapeAndParse(r *running, f scrapeFormat) scraped {
 	body, ct, err := scrape(r, f)
 	if err != nil {
@@ -250,30 +291,21 @@ func scrapeAndParse(r *running, f scrapeFormat) scraped {
 	}
 	e, err := f.parse(body)
 	if err != nil {
+		if f.binary {
+			body = strconv.Quote(body)
+		}
 		return scraped{raw: body, contentType: ct, err: fmt.Errorf("%s: parsing %s: %w", r.name, f.name, err)}
 	}
-	return scraped{expo: e, raw: body, contentType: ct}
+	e.contentType = ct
+	return scraped{expo: e, raw: e.raw, contentType: ct}
 }
 
-// formatsFor lists the formats a case is scraped in.
+// formatsFor lists the formats a case is scraped in: text and protobuf, and
+// their UTF-8 forms and OpenMetrics where the settings make them differ.
 func formatsFor(settings map[string]any) []scrapeFormat {
-	fs := []scrapeFormat{formatText}
-	utf8 := false
-	switch settings["translation_strategy"] {
-	case "NoUTF8EscapingWithSuffixes", "NoTranslation":
-		utf8 = true
-	}
-	// A const label name that is not a legacy one (a space) shows as sent
-	// only to a scraper that asks for UTF-8 names.
-	if cl, ok := settings["const_labels"].(map[string]any); ok {
-		for name := range cl {
-			if !model.LegacyValidation.IsValidLabelName(name) {
-				utf8 = true
-			}
-		}
-	}
-	if utf8 {
-		fs = append(fs, formatUTF8)
+	fs := []scrapeFormat{formatText, formatProtobuf}
+	if utf8Names(settings) {
+		fs = append(fs, formatUTF8, formatProtobufUTF8)
 	}
 	if om, _ := settings["enable_open_metrics"].(bool); om {
 		fs = append(fs, formatOpenMetrics)
@@ -281,14 +313,32 @@ func formatsFor(settings map[string]any) []scrapeFormat {
 	return fs
 }
 
+// utf8Names reports whether the settings keep names that are not legacy
+// ones, which show as sent only to a scraper that asks for UTF-8 names: a
+// UTF-8 translation strategy, or a const label name with a space.
+func utf8Names(settings map[string]any) bool {
+	switch settings["translation_strategy"] {
+	case "NoUTF8EscapingWithSuffixes", "NoTranslation":
+		return true
+	}
+	if cl, ok := settings["const_labels"].(map[string]any); ok {
+		for name := range cl {
+			if !model.LegacyValidation.IsValidLabelName(name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // startBoth starts a and b for the case's settings concurrently: the
 // reference takes a process start.
-func startBoth(t *testing.T, settings map[string]any, a, b target) (ra, rb *running) {
+func startBoth(t *testing.T, tc testCase, a, b target) (ra, rb *running) {
 	t.Helper()
 	var errA, errB error
 	var wg sync.WaitGroup
-	wg.Go(func() { ra, errA = a.start(t, a.name, settings) })
-	wg.Go(func() { rb, errB = b.start(t, b.name, settings) })
+	wg.Go(func() { ra, errA = a.start(t, a.name, tc.settingsFor(a)) })
+	wg.Go(func() { rb, errB = b.start(t, b.name, tc.settingsFor(b)) })
 	wg.Wait()
 	if err := errors.Join(errA, errB); err != nil {
 		t.Fatal(err)
@@ -316,7 +366,7 @@ func awaitApplied(r *running, tc testCase) {
 // run feeds the case to both targets, scrapes them and checks the case's
 // expectation. a is the reference (contrib), b the exporter under test.
 func run(t *testing.T, tc testCase, a, b target) {
-	ra, rb := startBoth(t, tc.config, a, b)
+	ra, rb := startBoth(t, tc, a, b)
 	batches := tc.build()
 	for _, r := range []*running{ra, rb} {
 		if err := r.send(batches); err != nil {
@@ -396,27 +446,26 @@ func run(t *testing.T, tc testCase, a, b target) {
 			dump()
 			continue
 		}
-		if sa.contentType != sb.contentType {
-			t.Errorf("[%s] Content-Type differs: %s %q, %s %q", f.name, ra.name, sa.contentType, rb.name, sb.contentType)
+		failed := false
+		for _, d := range tc.differences {
+			if !d.shownIn(f) {
+				continue
+			}
+			if err := d.apply(sa.expo, sb.expo); err != nil {
+				t.Errorf("[%s] the difference %q does not show: %v", f.name, d.readme, err)
+				failed = true
+			}
 		}
-		if f.name == formatOpenMetrics.name {
-			ignoreCreated(sa.expo, sb.expo)
-		}
-		if tc.differences != nil {
-			tc.differences(sa.expo, sb.expo)
+		if sa.expo.contentType != sb.expo.contentType {
+			t.Errorf("[%s] Content-Type differs: %s %q, %s %q", f.name, ra.name, sa.expo.contentType, rb.name, sb.expo.contentType)
 		}
 		if d := diff(sa.expo, sb.expo, ra.name, rb.name, sendTS); d != "" {
 			t.Errorf("[%s] %s and %s differ:\n%s", f.name, ra.name, rb.name, d)
+			failed = true
+		}
+		if failed {
 			dump()
 		}
-	}
-}
-
-// ignoreCreated is deliberate difference (c): in OpenMetrics the exporter may
-// add _created samples where contrib has none, so they are not compared.
-func ignoreCreated(expos ...*exposition) {
-	for _, e := range expos {
-		e.filter(func(s sample) bool { return s.name != s.family+"_created" })
 	}
 }
 

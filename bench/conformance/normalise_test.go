@@ -3,16 +3,20 @@ package conformance
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"google.golang.org/protobuf/encoding/prototext"
+	"google.golang.org/protobuf/types/known/timestamppb"
 )
 
 // label is one label pair of a sample.
@@ -28,9 +32,17 @@ type sample struct {
 	// ts is the sample timestamp as written (ms in text, seconds in
 	// OpenMetrics); empty when absent.
 	ts string
-	// exemplar is the OpenMetrics exemplar as written after '#', normalised;
-	// the text format has none.
+	// exemplar is the OpenMetrics exemplar as written after '#', or a
+	// protobuf scrape's, normalised; the text format has none.
 	exemplar string
+	// created is the created timestamp a protobuf scrape carries for the
+	// sample's series; empty when absent (the text formats have no place
+	// for it; OpenMetrics writes _created samples instead).
+	created string
+	// native is a native histogram as a protobuf scrape carries it: sum,
+	// schema, zero bucket and the spans and counts of each side; empty for
+	// every other sample.
+	native string
 }
 
 // labelValue returns the value of the named label.
@@ -60,6 +72,14 @@ func (s sample) key(withTimestamps bool) string {
 		b.WriteString(" | ts=")
 		b.WriteString(s.ts)
 	}
+	if s.created != "" {
+		b.WriteString(" | created=")
+		b.WriteString(s.created)
+	}
+	if s.native != "" {
+		b.WriteString(" | native ")
+		b.WriteString(s.native)
+	}
 	if s.exemplar != "" {
 		b.WriteString(" | exemplar ")
 		b.WriteString(s.exemplar)
@@ -77,10 +97,11 @@ func renderLabels(ls []label) string {
 
 func formatFloat(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// sortLabels sorts labels and drops those with an empty value: Prometheus
-// drops them when it ingests a scrape, so `l=""` and no `l` are one series.
+// sortLabels sorts labels. It keeps those with an empty value: Prometheus
+// drops them when it ingests a scrape, so `l=""` and no `l` are one series
+// there, but which exporter writes them is compared (the difference
+// emptyLabelsLeftOut).
 func sortLabels(ls []label) []label {
-	ls = slices.DeleteFunc(ls, func(l label) bool { return l.value == "" })
 	sort.Slice(ls, func(i, j int) bool {
 		if ls[i].name != ls[j].name {
 			return ls[i].name < ls[j].name
@@ -96,6 +117,8 @@ type exposition struct {
 	help    map[string]string // family -> HELP text
 	units   map[string]string // family -> UNIT (OpenMetrics only)
 	raw     string
+	// contentType is the scrape's, as mediaTypeAndVersion renders it.
+	contentType string
 }
 
 func newExposition(raw string) *exposition {
@@ -118,6 +141,9 @@ func (e *exposition) families() map[string]string {
 
 // parseText parses the Prometheus text format with the same parser a
 // Prometheus client library offers; UTF-8 validation accepts quoted names.
+// That parser takes a bucket le="NaN" or a quantile="NaN" for no bucket or
+// quantile and drops its line, where a Prometheus server stores the sample:
+// those lines are parsed here, and every sample line must give a sample.
 func parseText(raw string) (*exposition, error) {
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(raw))
@@ -126,62 +152,240 @@ func parseText(raw string) (*exposition, error) {
 	}
 	e := newExposition(raw)
 	for _, name := range slices.Sorted(maps.Keys(fams)) {
-		mf := fams[name]
-		if mf.Help != nil {
-			e.help[name] = mf.GetHelp()
-		}
-		typ := strings.ToLower(mf.GetType().String())
-		for _, m := range mf.GetMetric() {
-			base := make([]label, 0, len(m.GetLabel())+1)
-			for _, lp := range m.GetLabel() {
-				base = append(base, label{lp.GetName(), lp.GetValue()})
-			}
-			ts := ""
-			if m.TimestampMs != nil {
-				ts = strconv.FormatInt(m.GetTimestampMs(), 10)
-			}
-			add := func(sampleName string, extra []label, v float64) {
-				ls := append(slices.Clone(base), extra...)
-				e.samples = append(e.samples, sample{
-					family: name, typ: typ, name: sampleName,
-					labels: sortLabels(ls), value: v, ts: ts,
-				})
-			}
-			switch mf.GetType() {
-			case dto.MetricType_COUNTER:
-				add(name, nil, m.GetCounter().GetValue())
-			case dto.MetricType_GAUGE:
-				add(name, nil, m.GetGauge().GetValue())
-			case dto.MetricType_UNTYPED:
-				add(name, nil, m.GetUntyped().GetValue())
-			case dto.MetricType_SUMMARY:
-				s := m.GetSummary()
-				for _, q := range s.GetQuantile() {
-					add(name, []label{{model.QuantileLabel, formatFloat(q.GetQuantile())}}, q.GetValue())
-				}
-				add(name+"_sum", nil, s.GetSampleSum())
-				add(name+"_count", nil, float64(s.GetSampleCount()))
-			case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
-				h := m.GetHistogram()
-				for _, b := range h.GetBucket() {
-					c := float64(b.GetCumulativeCount())
-					if b.CumulativeCountFloat != nil {
-						c = b.GetCumulativeCountFloat()
-					}
-					add(name+"_bucket", []label{{model.BucketLabel, formatFloat(b.GetUpperBound())}}, c)
-				}
-				add(name+"_sum", nil, h.GetSampleSum())
-				c := float64(h.GetSampleCount())
-				if h.SampleCountFloat != nil {
-					c = h.GetSampleCountFloat()
-				}
-				add(name+"_count", nil, c)
-			default:
-				return nil, fmt.Errorf("family %q: unexpected type %s", name, mf.GetType())
-			}
+		if err := e.addFamily(fams[name], false); err != nil {
+			return nil, err
 		}
 	}
+	lines := 0
+	family, typ := "", ""
+	for line := range strings.Lines(raw) {
+		line = strings.TrimSpace(line)
+		if fields := strings.Fields(line); len(fields) == 4 && fields[0] == "#" && fields[1] == "TYPE" {
+			family, typ = fields[2], fields[3]
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lines++
+		if strings.Contains(line, model.BucketLabel+`="NaN"`) || strings.Contains(line, model.QuantileLabel+`="NaN"`) {
+			s, err := parseOpenMetricsSample(line)
+			if err != nil {
+				return nil, fmt.Errorf("a sample with a NaN bound: %w", err)
+			}
+			s.family, s.typ = family, typ
+			e.samples = append(e.samples, s)
+		}
+	}
+	if lines != len(e.samples) {
+		return nil, fmt.Errorf("%d sample lines gave %d samples", lines, len(e.samples))
+	}
 	return e, nil
+}
+
+// parseProtobuf parses a delimited protobuf scrape with expfmt's decoder,
+// which checks names by the scheme of format (the escaping the scrape asked
+// for) and label values for UTF-8. A family name written twice is an error,
+// as it is in the text format. The exposition's raw text is the families in
+// protobuf text format, for failure messages.
+func parseProtobuf(format expfmt.Format) func(string) (*exposition, error) {
+	return func(raw string) (*exposition, error) {
+		dec := expfmt.NewDecoder(strings.NewReader(raw), format)
+		fams := map[string]*dto.MetricFamily{}
+		var text strings.Builder
+		for {
+			mf := &dto.MetricFamily{}
+			err := dec.Decode(mf)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return nil, fmt.Errorf("protobuf family %d: %w", len(fams)+1, err)
+			}
+			if _, ok := fams[mf.GetName()]; ok {
+				return nil, fmt.Errorf("protobuf family %q written twice", mf.GetName())
+			}
+			fams[mf.GetName()] = mf
+			writeFamilyText(&text, mf)
+		}
+		e := newExposition(text.String())
+		for _, name := range slices.Sorted(maps.Keys(fams)) {
+			if err := e.addFamily(fams[name], true); err != nil {
+				return nil, err
+			}
+		}
+		return e, nil
+	}
+}
+
+// writeFamilyText writes a protobuf family in protobuf text format, its
+// metadata on one line and each metric on a line of its own.
+func writeFamilyText(b *strings.Builder, mf *dto.MetricFamily) {
+	metrics := mf.Metric
+	mf.Metric = nil
+	b.WriteString(prototext.MarshalOptions{}.Format(mf))
+	b.WriteString("\n")
+	mf.Metric = metrics
+	for _, m := range metrics {
+		b.WriteString("  ")
+		b.WriteString(prototext.MarshalOptions{}.Format(m))
+		b.WriteString("\n")
+	}
+}
+
+// addFamily appends the samples of a decoded family: one per sample a
+// Prometheus server stores from a classic exposition, and one per native
+// histogram, named as the family, whose value is its count. What only a
+// protobuf scrape carries (created timestamps, native histograms,
+// exemplars) is nil in families the text parser made, and compared as
+// written when present.
+func (e *exposition) addFamily(mf *dto.MetricFamily, protobuf bool) error {
+	name := mf.GetName()
+	if mf.Help != nil {
+		e.help[name] = mf.GetHelp()
+	}
+	if mf.GetUnit() != "" {
+		e.units[name] = mf.GetUnit()
+	}
+	typ := strings.ToLower(mf.GetType().String())
+	for _, m := range mf.GetMetric() {
+		base := make([]label, 0, len(m.GetLabel())+1)
+		for _, lp := range m.GetLabel() {
+			base = append(base, label{lp.GetName(), lp.GetValue()})
+		}
+		ts := ""
+		if m.TimestampMs != nil {
+			ts = strconv.FormatInt(m.GetTimestampMs(), 10)
+		}
+		created := ""
+		add := func(sampleName string, extra []label, v float64, exemplar *dto.Exemplar) *sample {
+			ls := append(slices.Clone(base), extra...)
+			e.samples = append(e.samples, sample{
+				family: name, typ: typ, name: sampleName,
+				labels: sortLabels(ls), value: v, ts: ts,
+				created: created, exemplar: renderExemplar(exemplar),
+			})
+			return &e.samples[len(e.samples)-1]
+		}
+		switch mf.GetType() {
+		case dto.MetricType_COUNTER:
+			created = renderTimestamp(m.GetCounter().GetCreatedTimestamp())
+			add(name, nil, m.GetCounter().GetValue(), m.GetCounter().GetExemplar())
+		case dto.MetricType_GAUGE:
+			add(name, nil, m.GetGauge().GetValue(), nil)
+		case dto.MetricType_UNTYPED:
+			add(name, nil, m.GetUntyped().GetValue(), nil)
+		case dto.MetricType_SUMMARY:
+			s := m.GetSummary()
+			created = renderTimestamp(s.GetCreatedTimestamp())
+			for _, q := range s.GetQuantile() {
+				add(name, []label{{model.QuantileLabel, formatFloat(q.GetQuantile())}}, q.GetValue(), nil)
+			}
+			add(name+"_sum", nil, s.GetSampleSum(), nil)
+			add(name+"_count", nil, float64(s.GetSampleCount()), nil)
+		case dto.MetricType_HISTOGRAM, dto.MetricType_GAUGE_HISTOGRAM:
+			h := m.GetHistogram()
+			created = renderTimestamp(h.GetCreatedTimestamp())
+			c := float64(h.GetSampleCount())
+			if h.SampleCountFloat != nil {
+				c = h.GetSampleCountFloat()
+			}
+			native := renderNative(h)
+			if native != "" {
+				s := add(name, nil, c, nil)
+				s.native = native
+				var exemplars []string
+				for _, ex := range h.GetExemplars() {
+					exemplars = append(exemplars, renderExemplar(ex))
+				}
+				s.exemplar = strings.Join(exemplars, "; ")
+				if len(h.GetBucket()) == 0 {
+					// Only the native histogram: a Prometheus server stores
+					// no _bucket, _sum or _count series for it.
+					continue
+				}
+			}
+			buckets := h.GetBucket()
+			for _, b := range buckets {
+				bc := float64(b.GetCumulativeCount())
+				if b.CumulativeCountFloat != nil {
+					bc = b.GetCumulativeCountFloat()
+				}
+				add(name+"_bucket", []label{{model.BucketLabel, formatFloat(b.GetUpperBound())}}, bc, b.GetExemplar())
+			}
+			if protobuf && !slices.ContainsFunc(buckets, func(b *dto.Bucket) bool { return math.IsInf(b.GetUpperBound(), 1) }) {
+				// The +Inf bucket is implicit in protobuf: a Prometheus
+				// server stores it with the count, and expfmt's text
+				// writer writes it so when no bucket has that bound.
+				add(name+"_bucket", []label{{model.BucketLabel, "+Inf"}}, c, nil)
+			}
+			add(name+"_sum", nil, h.GetSampleSum(), nil)
+			add(name+"_count", nil, c, nil)
+		default:
+			return fmt.Errorf("family %q: unexpected type %s", name, mf.GetType())
+		}
+	}
+	return nil
+}
+
+// renderTimestamp renders a protobuf timestamp to the nanosecond; empty when
+// absent.
+func renderTimestamp(ts *timestamppb.Timestamp) string {
+	if ts == nil {
+		return ""
+	}
+	return ts.AsTime().UTC().Format(time.RFC3339Nano)
+}
+
+// renderExemplar renders a protobuf exemplar as the OpenMetrics parser
+// renders one: sorted labels, value, timestamp.
+func renderExemplar(ex *dto.Exemplar) string {
+	if ex == nil {
+		return ""
+	}
+	ls := make([]label, 0, len(ex.GetLabel()))
+	for _, lp := range ex.GetLabel() {
+		ls = append(ls, label{lp.GetName(), lp.GetValue()})
+	}
+	out := renderLabels(sortLabels(ls)) + " " + formatFloat(ex.GetValue())
+	if ex.GetTimestamp() != nil {
+		out += " " + renderTimestamp(ex.GetTimestamp())
+	}
+	return out
+}
+
+// renderNative renders the native histogram fields of h as written: the
+// sum, schema, zero threshold and count, and each side's spans
+// (offset:length) with its absolute bucket counts (deltas added up). It
+// returns "" for a classic histogram, which sets none of them.
+func renderNative(h *dto.Histogram) string {
+	if h.Schema == nil && h.ZeroThreshold == nil && h.ZeroCount == nil && h.ZeroCountFloat == nil &&
+		len(h.GetPositiveSpan())+len(h.GetNegativeSpan()) == 0 {
+		return ""
+	}
+	zeroCount := formatFloat(float64(h.GetZeroCount()))
+	if h.ZeroCountFloat != nil {
+		zeroCount = formatFloat(h.GetZeroCountFloat())
+	}
+	side := func(spans []*dto.BucketSpan, deltas []int64, counts []float64) string {
+		parts := make([]string, 0, len(spans))
+		for _, sp := range spans {
+			parts = append(parts, fmt.Sprintf("%d:%d", sp.GetOffset(), sp.GetLength()))
+		}
+		var abs []string
+		var c int64
+		for _, d := range deltas {
+			c += d
+			abs = append(abs, strconv.FormatInt(c, 10))
+		}
+		for _, f := range counts {
+			abs = append(abs, formatFloat(f))
+		}
+		return "[" + strings.Join(parts, " ") + "] {" + strings.Join(abs, " ") + "}"
+	}
+	return fmt.Sprintf("sum=%s schema=%d zero_threshold=%s zero_count=%s negative=%s positive=%s",
+		formatFloat(h.GetSampleSum()), h.GetSchema(), formatFloat(h.GetZeroThreshold()), zeroCount,
+		side(h.GetNegativeSpan(), h.GetNegativeDelta(), h.GetNegativeCount()),
+		side(h.GetPositiveSpan(), h.GetPositiveDelta(), h.GetPositiveCount()))
 }
 
 // openMetricsSuffixes lists the sample name suffixes each OpenMetrics family
