@@ -54,8 +54,12 @@ func TestWarmWriterDoesNotAllocatePerSeries(t *testing.T) {
 			for _, created := range []bool{false, true} {
 				opts.CreatedSamples = created
 				writers := map[string]func() error{
-					"text":        func() error { return exposition.WriteText(io.Discard, exp.store, opts, scheme) },
-					"openmetrics": func() error { return exposition.WriteOpenMetrics(io.Discard, exp.store, opts, scheme) },
+					"text": func() error {
+						return exposition.Write(io.Discard, exp.store, exposition.Request{Format: exposition.Text, Options: opts, Escaping: scheme})
+					},
+					"openmetrics": func() error {
+						return exposition.Write(io.Discard, exp.store, exposition.Request{Format: exposition.OpenMetrics, Options: opts, Escaping: scheme})
+					},
 				}
 				for name, write := range writers {
 					require.NoError(t, write())

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
@@ -97,7 +96,7 @@ func BenchmarkScrapeText(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := exposition.WriteText(io.Discard, exp.store, exp.encoder.Options, model.UnderscoreEscaping); err != nil {
+		if err := exposition.Write(io.Discard, exp.store, exposition.Request{Format: exposition.Text, Options: exp.encoder.Options, Escaping: model.UnderscoreEscaping}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -286,7 +285,7 @@ func newWriteBenchCase(b *testing.B, strategy TranslationStrategy, stamped bool)
 		_ = exp.consumeMetrics(context.Background(), md)
 	}
 	var text bytes.Buffer
-	if err := exposition.WriteText(&text, exp.store, exp.encoder.Options, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&text, exp.store, exposition.Request{Format: exposition.Text, Options: exp.encoder.Options, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
 	samples := 0
@@ -350,27 +349,22 @@ func (c writeBenchCase) run(b *testing.B, name string, write func(io.Writer) err
 	})
 }
 
-// compare runs the direct writer and WriteEncoded for format side by side.
-func (c writeBenchCase) compare(b *testing.B, format expfmt.Format, opts exposition.Options, direct func(io.Writer) error) {
-	var encOpts []expfmt.EncoderOption
-	if opts.CreatedSamples {
-		encOpts = append(encOpts, expfmt.WithCreatedLines())
-	}
-	c.run(b, "writer=direct", direct)
-	c.run(b, "writer=expfmt", func(w io.Writer) error {
-		return exposition.WriteEncoded(w, format, c.exp.store, opts, encOpts...)
-	})
+// direct runs the writer as a sub-benchmark named as it was when expfmt's
+// encoder ran beside it (internal/exposition's BenchmarkWriteProtobuf
+// compares the two), so that runs of both compare.
+func (c writeBenchCase) direct(b *testing.B, write func(io.Writer) error) {
+	c.run(b, "writer=direct", write)
 }
 
 // BenchmarkWriteText writes the text format of the gateway workload with
-// legacy names, directly and through WriteEncoded.
+// legacy names, with the direct writers.
 func BenchmarkWriteText(b *testing.B) {
 	for _, stamped := range []bool{false, true} {
 		b.Run(fmt.Sprint("stamped=", stamped), func(b *testing.B) {
 			c := newWriteBenchCase(b, UnderscoreEscapingWithSuffixes, stamped)
 			opts := c.exp.encoder.Options
-			c.compare(b, expfmt.FmtText, opts, func(w io.Writer) error {
-				return exposition.WriteText(w, c.exp.store, opts, model.UnderscoreEscaping)
+			c.direct(b, func(w io.Writer) error {
+				return exposition.Write(w, c.exp.store, exposition.Request{Format: exposition.Text, Options: opts, Escaping: model.UnderscoreEscaping})
 			})
 		})
 	}
@@ -385,15 +379,15 @@ func BenchmarkWriteTextUTF8(b *testing.B) {
 	opts := c.exp.encoder.Options
 	for _, scheme := range []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping} {
 		b.Run("escaping="+scheme.String(), func(b *testing.B) {
-			c.compare(b, expfmt.FmtText.WithEscapingScheme(scheme), opts, func(w io.Writer) error {
-				return exposition.WriteText(w, c.exp.store, opts, scheme)
+			c.direct(b, func(w io.Writer) error {
+				return exposition.Write(w, c.exp.store, exposition.Request{Format: exposition.Text, Options: opts, Escaping: scheme})
 			})
 		})
 	}
 }
 
 // BenchmarkWriteOpenMetrics writes OpenMetrics 1.0 of the gateway workload,
-// directly and through WriteEncoded; stamped with timestamps, with and
+// with the direct writers; stamped with timestamps, with and
 // without _created samples.
 func BenchmarkWriteOpenMetrics(b *testing.B) {
 	for _, stamped := range []bool{false, true} {
@@ -405,8 +399,8 @@ func BenchmarkWriteOpenMetrics(b *testing.B) {
 			b.Run(fmt.Sprintf("stamped=%v/created=%v", stamped, created), func(b *testing.B) {
 				opts := c.exp.encoder.Options
 				opts.CreatedSamples = created
-				c.compare(b, expfmt.FmtOpenMetrics_1_0_0, opts, func(w io.Writer) error {
-					return exposition.WriteOpenMetrics(w, c.exp.store, opts, model.UnderscoreEscaping)
+				c.direct(b, func(w io.Writer) error {
+					return exposition.Write(w, c.exp.store, exposition.Request{Format: exposition.OpenMetrics, Options: opts, Escaping: model.UnderscoreEscaping})
 				})
 			})
 		}

@@ -19,7 +19,7 @@ import (
 )
 
 // The direct writers must write what expfmt writes for the families
-// WriteEncoded builds from the same store: for the text format, both
+// WriteReference builds from the same store: for the text format, both
 // outputs decode with expfmt's text parser to equal families; for
 // OpenMetrics, the bytes are expfmt's. Both are checked for every escaping
 // scheme, with timestamps sent or not, with new runs of deltas held back,
@@ -69,10 +69,10 @@ func compareWriters(st *store.Store, base exposition.Options) error {
 
 func compareText(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
 	var ours, ref bytes.Buffer
-	if err := exposition.WriteText(&ours, st, opts, scheme); err != nil {
+	if err := exposition.Write(&ours, st, exposition.Request{Format: exposition.Text, Options: opts, Escaping: scheme}); err != nil {
 		return err
 	}
-	if err := exposition.WriteEncoded(&ref, expfmt.FmtText.WithEscapingScheme(scheme), st, opts); err != nil {
+	if err := exposition.WriteReference(&ref, expfmt.FmtText.WithEscapingScheme(scheme), st, opts); err != nil {
 		return fmt.Errorf("expfmt: %w", err)
 	}
 	got, gotErr := storetest.DecodeText(ours.Bytes())
@@ -96,14 +96,14 @@ func compareText(st *store.Store, opts exposition.Options, scheme model.Escaping
 
 func compareOpenMetrics(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
 	var ours, ref bytes.Buffer
-	if err := exposition.WriteOpenMetrics(&ours, st, opts, scheme); err != nil {
+	if err := exposition.Write(&ours, st, exposition.Request{Format: exposition.OpenMetrics, Options: opts, Escaping: scheme}); err != nil {
 		return err
 	}
 	var encOpts []expfmt.EncoderOption
 	if opts.CreatedSamples {
 		encOpts = append(encOpts, expfmt.WithCreatedLines())
 	}
-	if err := exposition.WriteEncoded(&ref, expfmt.FmtOpenMetrics_1_0_0.WithEscapingScheme(scheme), st, opts, encOpts...); err != nil {
+	if err := exposition.WriteReference(&ref, expfmt.FmtOpenMetrics_1_0_0.WithEscapingScheme(scheme), st, opts, encOpts...); err != nil {
 		return fmt.Errorf("expfmt: %w", err)
 	}
 	if !bytes.Equal(ours.Bytes(), ref.Bytes()) {

@@ -51,7 +51,7 @@ func FuzzTextEquivalence(f *testing.F) {
 
 // FuzzProtobufEquivalence stores arbitrary OTLP metrics under both
 // translation strategies and checks that WriteProtobuf writes what
-// WriteEncoded writes through expfmt (see requireSameProtobuf).
+// WriteReference writes through expfmt (see requireSameProtobuf).
 func FuzzProtobufEquivalence(f *testing.F) {
 	storetest.AddSeeds(f, 0, fuzzSeeds()...)
 	f.Fuzz(func(t *testing.T, data []byte) {

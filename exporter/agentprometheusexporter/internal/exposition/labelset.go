@@ -158,7 +158,7 @@ func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.Escapi
 // become equal are one label with their values joined by
 // promtext.Separator in name order (merged marks the pairs that join the
 // one before), as the converter joins attribute names that sanitise alike.
-// dto.go applies the same.
+// The tests' reference (reference_test.go) applies the same.
 func (l *labelSets) pairsFor(labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []labelPair {
 	ps := l.pairs[:0]
 	resort := false

@@ -1,34 +1,26 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
 import (
-	"io"
 	"strconv"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// WriteOpenMetrics writes every family in OpenMetrics 1.0 (and 0.0.1, which
-// expfmt writes alike), names escaped by scheme.
+// openMetrics writes every family in OpenMetrics 1.0 (and 0.0.1, which
+// expfmt writes alike), names escaped by the scrape's scheme.
 //
-// It writes what expfmt's OpenMetrics encoder writes for the families
-// WriteEncoded builds (MetricFamilyToOpenMetrics after
+// It writes what expfmt's OpenMetrics encoder writes for the same families
+// (MetricFamilyToOpenMetrics after
 // model.EscapeMetricFamily, then # EOF): a counter's family named without
 // _total (TYPE unknown for a counter without it), HELP escaped as a quoted
 // string, no UNIT (the families carry no Prometheus unit), values and
 // bounds as OpenMetrics floats, counts as integers, timestamps in seconds.
 // Exemplars follow a counter's sample (its latest exemplar) and the bucket
-// each exemplar of a classic histogram falls in, as WriteEncoded places
-// them; one without labels is not written. A native histogram has no
+// each exemplar of a classic histogram falls in, as expfmt places them; one without labels is not written. A native histogram has no
 // buckets in this format: its +Inf bucket, sum and count are written, as
 // expfmt writes the same family. _created samples are written when
-// opts.CreatedSamples is set, for the series with a created time.
-func WriteOpenMetrics(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
-	return write(w, st, opts, scheme, openMetrics{})
-}
-
+// Options.CreatedSamples is set, for the series with a created time.
 type openMetrics struct{}
 
 // openMetricsState is what the writer keeps for OpenMetrics between lines.

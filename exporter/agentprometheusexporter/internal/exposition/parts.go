@@ -38,26 +38,6 @@ type Parts struct {
 	PartLines int
 }
 
-// WriteTextParts writes what WriteText writes, encoded by parts.Codec, in
-// parts formatted on parts.Workers goroutines.
-func WriteTextParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
-	return writeParts(w, st, opts, scheme, textFormat{}, parts)
-}
-
-// WriteOpenMetricsParts writes what WriteOpenMetrics writes, encoded by
-// parts.Codec, in parts formatted on parts.Workers goroutines.
-func WriteOpenMetricsParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
-	return writeParts(w, st, opts, scheme, openMetrics{}, parts)
-}
-
-// WriteProtobufParts writes what WriteProtobuf writes, encoded by
-// parts.Codec, in parts formatted on parts.Workers goroutines. A family
-// formatted in more than one part goes out once all of it is formatted, as
-// its length comes first: until then its encoded parts are kept.
-func WriteProtobufParts(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, parts Parts) error {
-	return writeParts(w, st, opts, scheme, protobuf{}, parts)
-}
-
 // part is a stretch of an exposition: copies of consecutive series of one
 // or more families, taken under the run's lock as a sequential scrape takes
 // them (forward, so that no series is copied twice), then formatted and
@@ -110,8 +90,9 @@ type partRun struct {
 	format format
 	parts  Parts
 
-	mu   sync.Mutex
-	room sync.Cond // a part was emitted, or the run failed
+	workers sync.WaitGroup // the workers but the scrape's goroutine
+	mu      sync.Mutex
+	room    sync.Cond // a part was emitted, or the run failed
 	// The next part's place in the store.
 	infos  []store.TargetInfo
 	fams   []*store.Family
@@ -139,28 +120,44 @@ func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.Escapin
 		return err
 	}
 	workers := max(parts.Workers, 1)
-	r := &partRun{
+	r := runPool.Get().(*partRun)
+	defer r.release()
+	ready, held := r.ready, r.held
+	if cap(ready) < 2*workers {
+		ready = make([]*part, 2*workers)
+	}
+	*r = partRun{
 		w: w, opts: opts, scheme: scheme, format: f, parts: parts,
 		infos: st.TargetInfos(), fams: st.Families(), header: true,
-		ready: make([]*part, 2*workers),
+		ready: ready[:2*workers], held: held[:0],
 	}
 	r.room.L = &r.mu
-	var wg sync.WaitGroup
 	for range workers - 1 {
-		wg.Go(r.work)
+		r.workers.Go(r.work)
 	}
 	r.work()
-	wg.Wait()
-	for i, p := range r.ready { // left by a failed run
+	r.workers.Wait()
+	if r.err != nil {
+		return r.err
+	}
+	return parts.Codec.End(w)
+}
+
+// runPool recycles runs, with their slices: a scrape that is not split is
+// a run too, and allocates nothing per series or family.
+var runPool = sync.Pool{New: func() any { return new(partRun) }}
+
+// release recycles the parts a failed run left and the run.
+func (r *partRun) release() {
+	for i, p := range r.ready {
 		if p != nil {
 			r.ready[i] = nil
 			recycle(p)
 		}
 	}
-	if r.err != nil {
-		return r.err
-	}
-	return parts.Codec.End(w)
+	clear(r.held)
+	r.w, r.format, r.parts, r.infos, r.fams, r.open = nil, nil, Parts{}, nil, nil, nil
+	runPool.Put(r)
 }
 
 // work takes, formats and emits parts until there are none left.
@@ -359,10 +356,10 @@ func newWriter(pool *sync.Pool, w io.Writer, opts Options, scheme model.Escaping
 	return t
 }
 
-// keepBuffer bounds the buffer a pooled writer keeps between scrapes: a
-// sized format holds a whole family in it, and the largest family of a
-// million series at the bench workload's shape (100k series, ~23 MB) is
-// kept; a single family of millions of series is not.
+// keepBuffer bounds the buffer a pooled writer or plain part keeps between
+// scrapes: a sized format holds a whole family in it, and the largest family
+// of a million series at the bench workload's shape is kept; a single family
+// of millions of series is not.
 const keepBuffer = 64 << 20
 
 // release returns the writer to the pool.

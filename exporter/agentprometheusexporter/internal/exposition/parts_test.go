@@ -15,22 +15,6 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// plainCodec writes the parts as they are: a scrape by parts must write
-// the bytes of a sequential one.
-type plainCodec struct{}
-
-type plainPart struct{ bytes.Buffer }
-
-func (*plainPart) Close() error { return nil }
-
-func (plainCodec) Begin(io.Writer) error { return nil }
-func (plainCodec) Part() io.WriteCloser  { return new(plainPart) }
-func (plainCodec) End(io.Writer) error   { return nil }
-func (plainCodec) Emit(w io.Writer, p io.WriteCloser) error {
-	_, err := w.Write(p.(*plainPart).Bytes())
-	return err
-}
-
 // flateCodec deflates each part on its own, ending it with a sync flush,
 // and ends the stream with an empty final block: the parts of a scrape must
 // make one stream however they are cut.
@@ -61,32 +45,26 @@ func (flateCodec) End(w io.Writer) error {
 
 var splits = []struct{ workers, lines int }{{4, 1}, {3, 5}, {1, 7}, {2, 50}, {2, 4096}}
 
-var writers = []struct {
-	name  string
-	whole func(io.Writer, *store.Store, Options, model.EscapingScheme) error
-	parts func(io.Writer, *store.Store, Options, model.EscapingScheme, Parts) error
-}{
-	{"text", WriteText, WriteTextParts},
-	{"OpenMetrics", WriteOpenMetrics, WriteOpenMetricsParts},
-	{"protobuf", WriteProtobuf, WriteProtobufParts},
-}
-
 // requireSameByParts checks that every format by parts, cut in every way
-// of splits, writes the bytes of the sequential writer, plain and deflated.
+// of splits, writes the bytes of a scrape that is not split, plain and
+// deflated.
 func requireSameByParts(t *testing.T, st *store.Store, opts Options, scheme model.EscapingScheme) {
 	t.Helper()
-	for _, f := range writers {
+	for _, f := range []Format{Text, OpenMetrics, Protobuf} {
+		req := Request{Format: f, Escaping: scheme, Options: opts}
 		var want bytes.Buffer
-		require.NoError(t, f.whole(&want, st, opts, scheme))
+		require.NoError(t, Write(&want, st, req))
 		for _, split := range splits {
 			var got bytes.Buffer
-			require.NoError(t, f.parts(&got, st, opts, scheme, Parts{Codec: plainCodec{}, Workers: split.workers, PartLines: split.lines}))
-			require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "%s by parts %+v, %s: bytes differ", f.name, split, scheme)
+			req.Parts = Parts{Codec: plainCodec{}, Workers: split.workers, PartLines: split.lines}
+			require.NoError(t, Write(&got, st, req))
+			require.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "%s by parts %+v, %s: bytes differ", f, split, scheme)
 			var zipped bytes.Buffer
-			require.NoError(t, f.parts(&zipped, st, opts, scheme, Parts{Codec: flateCodec{}, Workers: split.workers, PartLines: split.lines}))
+			req.Parts.Codec = flateCodec{}
+			require.NoError(t, Write(&zipped, st, req))
 			unzipped, err := io.ReadAll(flate.NewReader(&zipped))
-			require.NoError(t, err, "%s by deflated parts %+v", f.name, split)
-			require.True(t, bytes.Equal(want.Bytes(), unzipped), "%s by deflated parts %+v, %s: bytes differ", f.name, split, scheme)
+			require.NoError(t, err, "%s by deflated parts %+v", f, split)
+			require.True(t, bytes.Equal(want.Bytes(), unzipped), "%s by deflated parts %+v, %s: bytes differ", f, split, scheme)
 		}
 	}
 }
@@ -177,11 +155,10 @@ func TestProtobufByPartsStopsOnAWriteError(t *testing.T) {
 	ts := partsStore(t)
 	opts := Options{TargetInfoName: "target_info"}
 	var whole bytes.Buffer
-	require.NoError(t, WriteProtobuf(&whole, ts.st, opts, model.UnderscoreEscaping))
+	require.NoError(t, Write(&whole, ts.st, Request{Format: Protobuf, Options: opts, Escaping: model.UnderscoreEscaping}))
 	for _, at := range []int{0, 1, 100, whole.Len() / 3, whole.Len() / 2, whole.Len() - 1} {
 		for _, split := range splits {
-			err := WriteProtobufParts(&failAfter{n: at}, ts.st, opts, model.UnderscoreEscaping,
-				Parts{Codec: plainCodec{}, Workers: split.workers, PartLines: split.lines})
+			err := Write(&failAfter{n: at}, ts.st, Request{Format: Protobuf, Options: opts, Escaping: model.UnderscoreEscaping, Parts: Parts{Codec: plainCodec{}, Workers: split.workers, PartLines: split.lines}})
 			assert.ErrorIs(t, err, errGone, "failing after %d bytes, parts %+v", at, split)
 		}
 	}

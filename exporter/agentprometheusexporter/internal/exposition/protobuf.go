@@ -1,7 +1,6 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
 import (
-	"io"
 	"math"
 	"strings"
 	"unsafe"
@@ -14,11 +13,11 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// WriteProtobuf writes every family as varint-delimited
+// protobuf writes every family as varint-delimited
 // io.prometheus.client.MetricFamily messages, the bytes expfmt's
-// FmtProtoDelim encoder writes for what WriteEncoded would build (dto.go is
-// the reference for what each series becomes), with names escaped by scheme
-// as expfmt escapes them.
+// FmtProtoDelim encoder writes for the same families (the tests' reference,
+// reference_test.go, says what each series becomes), with names escaped by
+// the scrape's scheme as expfmt escapes them.
 //
 // It writes straight from store snapshots, through the walk the text
 // formats take (writer): no client_model objects, no per-series allocation.
@@ -28,17 +27,9 @@ import (
 // the guess was wrong). A family's length precedes it, so a family stays
 // in the writer's buffer until it is whole.
 //
-// The wire helpers are protowire's. They were measured against
-// VictoriaMetrics' easyproto (outside this module, which does not depend on
-// it) encoding the Metric messages of one agent of the bench workload (the
-// same bytes from both): appending with protowire and back-patching lengths
-// took well under half the time, as easyproto copies every field into a
-// tree of its own and sizes the tree before writing (BENCHMARKS.md, "Design
-// measurements").
-func WriteProtobuf(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
-	return write(w, st, opts, scheme, protobuf{})
-}
-
+// The wire helpers are protowire's, chosen over VictoriaMetrics' easyproto
+// by measurement (BENCHMARKS.md, "Design measurements"): easyproto copies
+// every field into a tree of its own and sizes the tree before writing.
 type protobuf struct{}
 
 // protobufState is what the writer keeps for protobuf between series.
@@ -495,8 +486,8 @@ func appendPair(b []byte, tag byte, name, value string, n int) []byte {
 // straight from its names and values when the names are written as stored:
 // sorted, without an escape, and, unless scheme is NoEscaping, legacy label
 // names other than __name__. Other sets take pbPairs. Straight from the set
-// is about twice as fast as by way of the text (BenchmarkWriteProtobuf;
-// BENCHMARKS.md, "Design measurements").
+// is the faster way (BenchmarkWriteProtobuf; BENCHMARKS.md, "Design
+// measurements").
 func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 	p := &t.pb
 	if set.Names != p.names {

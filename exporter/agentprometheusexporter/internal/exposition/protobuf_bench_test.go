@@ -15,7 +15,7 @@ import (
 // BenchmarkWriteProtobuf writes the protobuf exposition of 100 agents × 1000
 // series (100k OTLP series, the workload of BenchmarkScrapeText) with the
 // direct writer and, for comparison in the same run, through client_model
-// and expfmt (WriteEncoded). ns/op is per scrape; ns/sample and
+// and expfmt (WriteReference). ns/op is per scrape; ns/sample and
 // allocs/sample divide by the sample lines of the text exposition, as
 // bench/exporterbench counts them.
 func BenchmarkWriteProtobuf(b *testing.B) {
@@ -24,7 +24,7 @@ func BenchmarkWriteProtobuf(b *testing.B) {
 		exp.Consume(storetest.AgentBatch(a, 100))
 	}
 	var lines storetest.SampleLines
-	if err := exposition.WriteText(&lines, exp.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&lines, exp.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
 	samples := lines.Samples
@@ -34,9 +34,9 @@ func BenchmarkWriteProtobuf(b *testing.B) {
 		write func(io.Writer) error
 	}{
 		{"direct", func(w io.Writer) error {
-			return exposition.WriteProtobuf(w, exp.Store, exp.Expo, model.UnderscoreEscaping)
+			return exposition.Write(w, exp.Store, exposition.Request{Format: exposition.Protobuf, Options: exp.Expo, Escaping: model.UnderscoreEscaping})
 		}},
-		{"expfmt", func(w io.Writer) error { return exposition.WriteEncoded(w, format, exp.Store, exp.Expo) }},
+		{"expfmt", func(w io.Writer) error { return exposition.WriteReference(w, format, exp.Store, exp.Expo) }},
 	} {
 		b.Run("writer="+writer.name, func(b *testing.B) {
 			var before, after runtime.MemStats

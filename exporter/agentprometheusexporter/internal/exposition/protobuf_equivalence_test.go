@@ -29,7 +29,7 @@ var protobufReleases = []store.Release{{Zero: math.MaxInt64, Value: math.MaxInt6
 // metric type, exemplars, start times, deltas, awkward names and values)
 // under both translation strategies and checks, for every escaping scheme,
 // with and without timestamps, with new runs of deltas shown as values, as
-// zeros or not at all, that WriteProtobuf writes the families WriteEncoded
+// zeros or not at all, that WriteProtobuf writes the families WriteReference
 // writes through expfmt.
 func TestProtobufWriterWritesWhatExpfmtWrites(t *testing.T) {
 	for seed := range uint64(40) {
@@ -50,7 +50,7 @@ func protobufTestStore(t testing.TB, naming storetest.Naming) *storetest.Store {
 	return storetest.New(t, storetest.Options{Naming: naming, ResourceLabels: []string{"k.dotted", "code"}})
 }
 
-// requireSameProtobuf compares WriteProtobuf with WriteEncoded for every
+// requireSameProtobuf compares WriteProtobuf with WriteReference for every
 // escaping scheme, release and timestamp setting.
 func requireSameProtobuf(t testing.TB, what string, st *store.Store, expo exposition.Options) {
 	t.Helper()
@@ -72,19 +72,19 @@ func requireSameProtobuf(t testing.TB, what string, st *store.Store, expo exposi
 func sameProtobuf(st *store.Store, opts exposition.Options, scheme model.EscapingScheme) error {
 	format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(scheme)
 	var want, got bytes.Buffer
-	if err := exposition.WriteEncoded(&want, format, st, opts); err != nil {
-		return fmt.Errorf("WriteEncoded: %w", err)
+	if err := exposition.WriteReference(&want, format, st, opts); err != nil {
+		return fmt.Errorf("WriteReference: %w", err)
 	}
-	if err := exposition.WriteProtobuf(&got, st, opts, scheme); err != nil {
+	if err := exposition.Write(&got, st, exposition.Request{Format: exposition.Protobuf, Options: opts, Escaping: scheme}); err != nil {
 		return fmt.Errorf("WriteProtobuf: %w", err)
 	}
 	wantFamilies, wantErr := decodeFamilies(want.Bytes(), format)
 	gotFamilies, gotErr := decodeFamilies(got.Bytes(), format)
 	if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) {
-		return fmt.Errorf("decoding WriteEncoded's output: %v, WriteProtobuf's: %v", wantErr, gotErr)
+		return fmt.Errorf("decoding WriteReference's output: %v, WriteProtobuf's: %v", wantErr, gotErr)
 	}
 	if len(gotFamilies) != len(wantFamilies) {
-		return fmt.Errorf("%d families, WriteEncoded wrote %d", len(gotFamilies), len(wantFamilies))
+		return fmt.Errorf("%d families, WriteReference wrote %d", len(gotFamilies), len(wantFamilies))
 	}
 	for i := range wantFamilies {
 		if !proto.Equal(wantFamilies[i], gotFamilies[i]) {
@@ -123,7 +123,7 @@ func TestWriteProtobufDoesNotAllocatePerSeries(t *testing.T) {
 		exp.Consume(storetest.AgentBatch(a, 100))
 	}
 	write := func() {
-		if err := exposition.WriteProtobuf(io.Discard, exp.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+		if err := exposition.Write(io.Discard, exp.Store, exposition.Request{Format: exposition.Protobuf, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -23,15 +23,15 @@ import (
 
 var schemes = []model.EscapingScheme{model.NoEscaping, model.UnderscoreEscaping, model.DotsEscaping, model.ValueEncodingEscaping}
 
-// requireSameAsEncoded checks that WriteProtobuf writes what WriteEncoded
+// requireSameAsEncoded checks that WriteProtobuf writes what WriteReference
 // writes through expfmt for st: the same families by proto.Equal once
 // decoded, and the same bytes.
 func requireSameAsEncoded(t *testing.T, st *store.Store, opts Options, scheme model.EscapingScheme) {
 	t.Helper()
 	format := expfmt.NewFormat(expfmt.TypeProtoDelim).WithEscapingScheme(scheme)
 	var want, got bytes.Buffer
-	require.NoError(t, WriteEncoded(&want, format, st, opts))
-	require.NoError(t, WriteProtobuf(&got, st, opts, scheme))
+	require.NoError(t, WriteReference(&want, format, st, opts))
+	require.NoError(t, Write(&got, st, Request{Format: Protobuf, Options: opts, Escaping: scheme}))
 	wantFamilies, err := decodeProtobuf(want.Bytes())
 	require.NoError(t, err)
 	gotFamilies, err := decodeProtobuf(got.Bytes())
@@ -43,6 +43,14 @@ func requireSameAsEncoded(t *testing.T, st *store.Store, opts Options, scheme mo
 		}
 	}
 	assert.True(t, bytes.Equal(want.Bytes(), got.Bytes()), "%s: same families, other bytes", scheme)
+	// The text forms are the delimited protobuf re-encoded.
+	for f, typ := range map[Format]expfmt.FormatType{ProtobufText: expfmt.TypeProtoText, ProtobufCompact: expfmt.TypeProtoCompact} {
+		want.Reset()
+		got.Reset()
+		require.NoError(t, WriteReference(&want, expfmt.NewFormat(typ).WithEscapingScheme(scheme), st, opts))
+		require.NoError(t, Write(&got, st, Request{Format: f, Options: opts, Escaping: scheme}))
+		assert.Equal(t, want.String(), got.String(), "%s, %s", f, scheme)
+	}
 }
 
 // decodeProtobuf reads delimited families without expfmt's name checks:
@@ -179,19 +187,19 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 
 func TestWriteProtobufOfAnEmptyStoreIsEmpty(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteProtobuf(&b, store.New(1, 1, store.Claims{}), Options{TargetInfoName: "target_info"}, model.NoEscaping))
+	require.NoError(t, Write(&b, store.New(1, 1, store.Claims{}), Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
 	assert.Zero(t, b.Len())
 }
 
 func TestWriteProtobufSplitsOnlyBetweenFamilies(t *testing.T) {
-	// Families larger than the flush threshold go out whole, each once.
+	// Families cut across parts go out whole, each once.
 	ts := newTestStore(t)
 	value := string(bytes.Repeat([]byte("x"), 1000))
-	for i := range 3000 {
+	for i := range 3 * plainPartLines {
 		ts.add(fmt.Sprint("f", i%3), store.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) { s.Value = float64(i) })
 	}
 	var w countingWriter
-	require.NoError(t, WriteProtobuf(&w, ts.st, Options{TargetInfoName: "target_info"}, model.NoEscaping))
+	require.NoError(t, Write(&w, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
 	assert.Greater(t, w.writes, 1)
 	requireSameAsEncoded(t, ts.st, Options{TargetInfoName: "target_info"}, model.NoEscaping)
 }
@@ -203,7 +211,7 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.writes++; return len(p
 func TestWriteProtobufStopsAtAWriteError(t *testing.T) {
 	ts := newTestStore(t)
 	ts.add("g", store.KindGauge, `a="1"`, func(s *store.Series) {})
-	err := WriteProtobuf(failingWriter{}, ts.st, Options{TargetInfoName: "target_info"}, model.NoEscaping)
+	err := Write(failingWriter{}, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping})
 	assert.ErrorIs(t, err, errGone)
 }
 

@@ -1,29 +1,22 @@
 package exposition // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 
 import (
-	"io"
 	"strconv"
-
-	"github.com/prometheus/common/model"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// WriteText writes every family in the text format 0.0.4, names escaped by
-// scheme. It is also what a scraper that asks for text 1.0.0 gets: the same
-// lines, where escaping=allow-utf-8 (model.NoEscaping) lets names that are
-// not legacy names through, quoted inside the braces.
+// textFormat writes every family in the text format 0.0.4, names escaped by
+// the scrape's scheme. It is also what a scraper that asks for text 1.0.0
+// gets: the same lines, where escaping=allow-utf-8 (model.NoEscaping) lets
+// names that are not legacy names through, quoted inside the braces.
 //
-// It writes what expfmt's text encoder writes for the families WriteEncoded
-// builds: MetricFamilyToText after model.EscapeMetricFamily, HELP on every
-// family, values and bucket counts as client_golang renders floats,
-// timestamps in milliseconds. Exemplars and created timestamps have no
-// place in this format.
-func WriteText(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme) error {
-	return write(w, st, opts, scheme, textFormat{})
-}
-
+// It writes what expfmt's text encoder writes for the same families:
+// MetricFamilyToText after model.EscapeMetricFamily, HELP on every family,
+// values and bucket counts as client_golang renders floats, timestamps in
+// milliseconds. Exemplars and created timestamps have no place in this
+// format.
 type textFormat struct{}
 
 func (textFormat) begin(t *writer, help string) {

@@ -26,25 +26,16 @@ type Options struct {
 // targetInfoHelp is the HELP text of target_info.
 const targetInfoHelp = "Target metadata"
 
-// flushAt is how full the buffer of a whole scrape gets before it is
-// written out: large writes keep syscalls and compressor calls few per
-// scrape; scrapes over loopback HTTP got faster up to 1 MiB and no faster
-// beyond (BENCHMARKS.md, "Design measurements").
-const flushAt = 1 << 20
-
-// partFlushAt is flushAt for the workers of a scrape by parts: their
-// output goes to a part's compressor, not a socket, and deflate takes its
-// input a block at a time, so a larger buffer is only memory held per
-// worker; BenchmarkCompressedScrape (mode=gzip-parts) is as fast with it.
+// partFlushAt is how full a worker's buffer gets before it is written to
+// its part's encoder: a part goes to a compressor or a part's buffer, not a
+// socket, and deflate takes its input a block at a time, so a larger buffer
+// is only memory held per worker (BenchmarkCompressedScrape, mode=gzip-parts).
 const partFlushAt = 64 << 10
 
-// writerPool and partWriterPool recycle the writers and their buffers: a
-// scrape of a large store writes hundreds of MB, and fresh buffers per
-// scrape would be garbage.
-var (
-	writerPool     = newWriterPool(flushAt)
-	partWriterPool = newWriterPool(partFlushAt)
-)
+// partWriterPool recycles the writers and their buffers: a scrape of a
+// large store writes hundreds of MB, and fresh buffers per scrape would be
+// garbage.
+var partWriterPool = newWriterPool(partFlushAt)
 
 // newWriterPool is a pool of writers that flush at flush; a writer goes
 // back to the pool it came from.
@@ -80,18 +71,17 @@ type sizedFormat interface {
 	head(t *writer, help string, size int)
 }
 
-// writer is the core the formats share: it walks the store, copies each
-// family's series out of its lock a chunk at a time, renders the family's
-// names and each series' label set for the scrape's escaping scheme, and
-// appends to one buffer.
+// writer is the core the formats share: it formats the series of a part
+// (parts.go), renders the family's names and each series' label set for the
+// scrape's escaping scheme, and appends to one buffer.
 //
 // It assumes what the store guarantees: label sets are rendered, escaped
 // and sorted, and no series appears twice in a family. It neither sorts
 // series nor checks them.
 //
 // Lines are appended to one buffer, not written piece by piece to a
-// bufio.Writer, whose per-call overhead was a large share of the scrape
-// (BENCHMARKS.md, "Design measurements").
+// bufio.Writer, whose per-call overhead weighed on the scrape (BENCHMARKS.md,
+// "Design measurements").
 type writer struct {
 	w      io.Writer
 	err    error
@@ -110,7 +100,7 @@ type writer struct {
 	// hold keeps the buffer from being written out: a sized format's family
 	// is not whole yet.
 	hold bool
-	// flushAt is flushAt or partFlushAt, that of pool, the writer's own.
+	// flushAt is that of pool, the writer's own.
 	flushAt int
 	pool    *sync.Pool
 	out     int // bytes written out of buf since the writer was given w
@@ -136,23 +126,6 @@ type writer struct {
 	pb protobufState
 }
 
-// write writes the exposition of st in format f.
-func write(w io.Writer, st *store.Store, opts Options, scheme model.EscapingScheme, f format) error {
-	t := newWriter(writerPool, w, opts, scheme, f)
-	t.targetInfos(st.TargetInfos())
-	for _, fam := range st.Families() {
-		t.storeFamily(fam)
-		if t.err != nil {
-			break
-		}
-	}
-	f.close(t)
-	t.flush()
-	err := t.err
-	t.release()
-	return err
-}
-
 // to directs the writer's output to w.
 func (t *writer) to(w io.Writer) {
 	t.w, t.err, t.buf, t.skip, t.hold, t.out = w, nil, t.buf[:0], 0, false, 0
@@ -175,29 +148,6 @@ func (t *writer) spill() {
 
 // written is how many bytes the writer has taken since it was given w.
 func (t *writer) written() int { return t.out + len(t.buf) - t.skip }
-
-// storeFamily writes a family of the store; one without a series to show
-// is left out, header and all, as expfmt has no family without metrics.
-func (t *writer) storeFamily(f *store.Family) {
-	started := false
-	f.Snapshots(&t.scratch, t.opts.Release, func(snaps []store.Snapshot) {
-		if t.err != nil || len(snaps) == 0 {
-			return // nobody reads on: skip formatting the rest
-		}
-		if !started {
-			t.family(f.Name, f.Help, f.Kind)
-			started = true
-		}
-		for i := range snaps {
-			t.series(&snaps[i])
-			t.spill()
-		}
-	})
-	if started {
-		t.format.end(t)
-		t.spill()
-	}
-}
 
 // family begins a family: its names, then the format's beginning.
 func (t *writer) family(name, help string, kind store.Kind) {

@@ -24,10 +24,10 @@ import (
 func BenchmarkCompress(b *testing.B) {
 	exp := benchStore(b)
 	var text, proto bytes.Buffer
-	if err := exposition.WriteText(&text, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&text, exp.Store.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
-	if err := exposition.WriteProtobuf(&proto, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&proto, exp.Store.Store, exposition.Request{Format: exposition.Protobuf, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
 	candidates := []struct {
@@ -88,7 +88,7 @@ func BenchmarkCompress(b *testing.B) {
 func BenchmarkCompressedScrape(b *testing.B) {
 	exp := benchStore(b)
 	var text bytes.Buffer
-	if err := exposition.WriteText(&text, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&text, exp.Store.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
 	samples := bytes.Count(text.Bytes(), []byte("\n")) - bytes.Count(text.Bytes(), []byte("# "))
@@ -104,7 +104,7 @@ func BenchmarkCompressedScrape(b *testing.B) {
 		}{
 			{"identity", identity},
 			{"gzip-serial", serialGzip(identity)},
-			{"gzip-pgzip", Compressed(identity, EncodingGzip, DefaultGzipLevel)},
+			{"gzip-pgzip", Compressed(EncodingGzip, DefaultGzipLevel, identity)},
 		}
 		modes = append(modes, struct {
 			name   string
@@ -175,7 +175,7 @@ func benchStore(b *testing.B) benchStoreEncoder {
 func BenchmarkGzipLevels(b *testing.B) {
 	exp := benchStore(b)
 	var text bytes.Buffer
-	if err := exposition.WriteText(&text, exp.Store.Store, exp.Expo, model.UnderscoreEscaping); err != nil {
+	if err := exposition.Write(&text, exp.Store.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping}); err != nil {
 		b.Fatal(err)
 	}
 	samples := bytes.Count(text.Bytes(), []byte("\n")) - bytes.Count(text.Bytes(), []byte("# "))
@@ -185,14 +185,14 @@ func BenchmarkGzipLevels(b *testing.B) {
 		whole func(io.Writer) error
 	}{
 		{"text", func(w io.Writer, p exposition.Parts) error {
-			return exposition.WriteTextParts(w, exp.Store.Store, exp.Expo, model.UnderscoreEscaping, p)
+			return exposition.Write(w, exp.Store.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping, Parts: p})
 		}, func(w io.Writer) error {
-			return exposition.WriteText(w, exp.Store.Store, exp.Expo, model.UnderscoreEscaping)
+			return exposition.Write(w, exp.Store.Store, exposition.Request{Format: exposition.Text, Options: exp.Expo, Escaping: model.UnderscoreEscaping})
 		}},
 		{"protobuf", func(w io.Writer, p exposition.Parts) error {
-			return exposition.WriteProtobufParts(w, exp.Store.Store, exp.Expo, model.UnderscoreEscaping, p)
+			return exposition.Write(w, exp.Store.Store, exposition.Request{Format: exposition.Protobuf, Options: exp.Expo, Escaping: model.UnderscoreEscaping, Parts: p})
 		}, func(w io.Writer) error {
-			return exposition.WriteProtobuf(w, exp.Store.Store, exp.Expo, model.UnderscoreEscaping)
+			return exposition.Write(w, exp.Store.Store, exposition.Request{Format: exposition.Protobuf, Options: exp.Expo, Escaping: model.UnderscoreEscaping})
 		}},
 	} {
 		var contrib countingWriter

@@ -20,38 +20,20 @@ type Encoder struct {
 	GzipLevel int
 }
 
-// For is the encoding of format, compressed as negotiated. Text,
-// OpenMetrics and delimited protobuf take the direct writers, by parts when
-// gzip; the protobuf text forms go through expfmt.
+// For is the encoding of format, compressed as negotiated: gzip by parts on
+// every core for text, OpenMetrics and delimited protobuf, a compressor
+// around the exposition otherwise.
 func (x *Encoder) For(format Format, enc Encoding) Encode {
-	byParts := enc == EncodingGzip && format.Exposition != exposition.ProtobufText && format.Exposition != exposition.ProtobufCompact
-	write := func(w io.Writer, began int64) error {
-		opts := x.Options
-		opts.Release = x.Scrapers.Release(began)
-		opts.Release.Horizon = x.Store.Horizon()
-		switch format.Exposition {
-		case exposition.Text:
-			if byParts {
-				return exposition.WriteTextParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
-			}
-			return exposition.WriteText(w, x.Store, opts, format.Escaping)
-		case exposition.OpenMetrics:
-			if byParts {
-				return exposition.WriteOpenMetricsParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
-			}
-			return exposition.WriteOpenMetrics(w, x.Store, opts, format.Escaping)
-		case exposition.Protobuf:
-			if byParts {
-				return exposition.WriteProtobufParts(w, x.Store, opts, format.Escaping, gzipByParts(x.GzipLevel, partLines))
-			}
-			return exposition.WriteProtobuf(w, x.Store, opts, format.Escaping)
-		}
-		return exposition.WriteEncoded(w, format.ContentType, x.Store, opts)
+	req := exposition.Request{Format: format.Exposition, Escaping: format.Escaping, Options: x.Options}
+	if enc == EncodingGzip && format.Exposition != exposition.ProtobufText && format.Exposition != exposition.ProtobufCompact {
+		req.Parts, enc = gzipByParts(x.GzipLevel, partLines), EncodingIdentity // the parts are the gzip stream
 	}
-	if byParts {
-		return write
-	}
-	return Compressed(write, enc, x.GzipLevel)
+	return Compressed(enc, x.GzipLevel, func(w io.Writer, began int64) error {
+		req := req
+		req.Options.Release = x.Scrapers.Release(began)
+		req.Options.Release.Horizon = x.Store.Horizon()
+		return exposition.Write(w, x.Store, req)
+	})
 }
 
 // DefaultGzipLevel is the deflate level of gzip responses unless
@@ -61,15 +43,13 @@ func (x *Encoder) For(format Format, enc Encoding) Encode {
 // size, without HTTP) and the response sizes of bench/exporterbench
 // BenchmarkScrape against contrib's; figures in BENCHMARKS.md ("Design
 // measurements"). Level 1: a scrape's time is CPU-bound on every core, and
-// the levels whose body is within 1.3 times contrib's (5 and up for text, 6
-// and up for protobuf) make a text scrape much slower than it is, and a
-// protobuf scrape slower than it was with pgzip; the levels between cost
-// time for a body a few percent smaller, or larger. An operator who pays
-// for bytes rather than cores sets scrape::gzip_level.
+// the levels whose body comes close to contrib's make a scrape much slower;
+// the levels between cost time for a body little smaller. An operator who
+// pays for bytes rather than cores sets scrape::gzip_level.
 const DefaultGzipLevel = 1
 
 // partLines is how a gzip scrape by parts is cut: parts of about partLines
-// text lines' worth of series. Larger parts shrink the body by 1–3%
+// text lines' worth of series. Larger parts shrink the body little
 // (BenchmarkGzipLevels) but leave a small store's scrape fewer parts than
 // cores.
 const partLines = 4096

@@ -78,11 +78,10 @@ func TestScrapeByPartsOfAnEmptyStore(t *testing.T) {
 func TestGzipPartsAtEveryLevel(t *testing.T) {
 	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes, storetest.AgentBatch(0, 20), storetest.AgentBatch(1, 20))
 	var want bytes.Buffer
-	require.NoError(t, exposition.WriteProtobuf(&want, e.Store, e.Expo, model.UnderscoreEscaping))
+	require.NoError(t, exposition.Write(&want, e.Store, exposition.Request{Format: exposition.Protobuf, Options: e.Expo, Escaping: model.UnderscoreEscaping}))
 	for level := flate.BestSpeed; level <= flate.BestCompression; level++ {
 		var zipped bytes.Buffer
-		require.NoError(t, exposition.WriteProtobufParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
-			exposition.Parts{Codec: &gzipParts{level: level}, Workers: 2, PartLines: 50}))
+		require.NoError(t, exposition.Write(&zipped, e.Store, exposition.Request{Format: exposition.Protobuf, Options: e.Expo, Escaping: model.UnderscoreEscaping, Parts: exposition.Parts{Codec: &gzipParts{level: level}, Workers: 2, PartLines: 50}}))
 		xfl := map[int]byte{flate.BestSpeed: 4, flate.BestCompression: 2}[level]
 		assert.Equal(t, xfl, zipped.Bytes()[8], "XFL at level %d", level)
 		zr, err := gzip.NewReader(&zipped)
@@ -113,12 +112,11 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestScrapeByPartsStopsOnAWriteError(t *testing.T) {
 	e := storetest.Of(t, storetest.UnderscoreEscapingWithSuffixes, storetest.AgentBatch(0, 200), storetest.AgentBatch(1, 200))
 	var whole bytes.Buffer
-	require.NoError(t, exposition.WriteText(&whole, e.Store, e.Expo, model.UnderscoreEscaping))
+	require.NoError(t, exposition.Write(&whole, e.Store, exposition.Request{Format: exposition.Text, Options: e.Expo, Escaping: model.UnderscoreEscaping}))
 	for _, at := range []int{0, 1, 100, whole.Len() / 2, whole.Len() - 1} {
 		for _, split := range storetest.PartSplits {
 			w := &failingWriter{n: at}
-			err := exposition.WriteTextParts(w, e.Store, e.Expo, model.UnderscoreEscaping,
-				exposition.Parts{Codec: storetest.PlainParts{}, Workers: split.Workers, PartLines: split.Lines})
+			err := exposition.Write(w, e.Store, exposition.Request{Format: exposition.Text, Options: e.Expo, Escaping: model.UnderscoreEscaping, Parts: exposition.Parts{Codec: storetest.PlainParts{}, Workers: split.Workers, PartLines: split.Lines}})
 			assert.ErrorIs(t, err, errScraperGone, "failing after %d bytes, parts %+v", at, split)
 		}
 	}
@@ -167,8 +165,7 @@ func TestScrapeByPartsDuringChurnWritesNoSeriesTwice(t *testing.T) {
 	}
 	for range scrapes {
 		var zipped bytes.Buffer
-		require.NoError(t, exposition.WriteTextParts(&zipped, e.Store, e.Expo, model.UnderscoreEscaping,
-			exposition.Parts{Codec: &gzipParts{level: DefaultGzipLevel}, Workers: 3, PartLines: 50}))
+		require.NoError(t, exposition.Write(&zipped, e.Store, exposition.Request{Format: exposition.Text, Options: e.Expo, Escaping: model.UnderscoreEscaping, Parts: exposition.Parts{Codec: &gzipParts{level: DefaultGzipLevel}, Workers: 3, PartLines: 50}}))
 		zr, err := gzip.NewReader(&zipped)
 		require.NoError(t, err)
 		body, err := io.ReadAll(zr)

@@ -91,7 +91,12 @@ func (h *Handler) InFlight() int64 { return h.inflight.Load() }
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	arrived := h.s.Now()
+	// All a scrape takes from its request, read once: who asks, how long
+	// it may take, in what format and encoding.
+	host := remoteHost(r.RemoteAddr)
+	timeout := scrapeTimeout(h.s.Timeout, h.s.WriteTimeout, r.Header)
 	format := Negotiate(r.Header, h.s.OpenMetrics)
+	enc := NegotiateEncoding(r.Header.Get("Accept-Encoding"))
 	if h.inflight.Add(1) > int64(h.s.MaxConcurrent) {
 		h.inflight.Add(-1)
 		h.s.Observer.Scraped(format, OutcomeRefused, 0)
@@ -100,7 +105,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.inflight.Add(-1)
-	enc := NegotiateEncoding(r.Header.Get("Accept-Encoding"))
 
 	// The scrape ends when its client goes, its timeout passes or the
 	// handler closes.
@@ -108,7 +112,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	defer context.AfterFunc(h.closed, cancel)()
 	rc := http.NewResponseController(w)
-	if timeout := scrapeTimeout(h.s.Timeout, h.s.WriteTimeout, r.Header); timeout > 0 {
+	if timeout > 0 {
 		deadline := start.Add(timeout)
 		var cancelTimeout context.CancelFunc
 		ctx, cancelTimeout = context.WithDeadline(ctx, deadline)
@@ -133,7 +137,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	res, err := h.s.Coalescer.Serve(ctx, Key{Format: string(format.ContentType), Encoding: enc.String()}, h.s.Encoder.For(format, enc), conn)
 
 	if err == nil {
-		h.s.Scrapers.Served(remoteHost(r.RemoteAddr), arrived, res.Began, h.s.Now())
+		h.s.Scrapers.Served(host, arrived, res.Began, h.s.Now())
 	}
 	outcome := outcomeOf(ctx, res, err)
 	h.s.Observer.Scraped(format, outcome, time.Since(start))

@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/expfmt"
@@ -98,4 +99,84 @@ func scraperEscaping(accept string) (model.EscapingScheme, bool) {
 	}
 	scheme, _ := model.ToEscapingScheme(found)
 	return scheme, true
+}
+
+// Encoding is how a scrape's body is compressed.
+type Encoding uint8
+
+const (
+	EncodingIdentity Encoding = iota
+	EncodingGzip
+	EncodingZstd
+)
+
+// String is the Content-Encoding value; identity has none.
+func (c Encoding) String() string {
+	switch c {
+	case EncodingGzip:
+		return "gzip"
+	case EncodingZstd:
+		return "zstd"
+	default:
+		return ""
+	}
+}
+
+// NegotiateEncoding picks the compression of a scrape from its
+// Accept-Encoding header, with the offers of client_golang's promhttp
+// (gzip and zstd): the coding with the highest q wins, "*" stands for any,
+// q=0 refuses. On a tie gzip wins, then zstd; identity only when the scraper
+// prefers it outright. Prometheus asks for gzip.
+func NegotiateEncoding(acceptEncoding string) Encoding {
+	q := [3]float64{-1, -1, -1} // per Encoding; -1 is unnamed
+	star := -1.0
+	for entry := range strings.SplitSeq(acceptEncoding, ",") {
+		coding, params, _ := strings.Cut(entry, ";")
+		weight, ok := qValue(params)
+		if !ok {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "gzip", "x-gzip":
+			q[EncodingGzip] = weight
+		case "zstd":
+			q[EncodingZstd] = weight
+		case "identity":
+			q[EncodingIdentity] = weight
+		case "*":
+			star = weight
+		}
+	}
+	for i := range q {
+		if q[i] < 0 {
+			q[i] = star
+		}
+	}
+	best, bestQ := EncodingIdentity, 0.0
+	for _, c := range []Encoding{EncodingGzip, EncodingZstd} {
+		if q[c] > bestQ {
+			best, bestQ = c, q[c]
+		}
+	}
+	if q[EncodingIdentity] > bestQ {
+		return EncodingIdentity
+	}
+	return best
+}
+
+// qValue reads the q parameter of an Accept-Encoding entry (1 when absent);
+// ok is false when it does not parse, and the entry is ignored.
+func qValue(params string) (q float64, ok bool) {
+	for param := range strings.SplitSeq(params, ";") {
+		key, value, _ := strings.Cut(param, "=")
+		if strings.TrimSpace(key) != "q" {
+			continue
+		}
+		q, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil || q < 0 || q > 1 {
+			return 0, false
+		}
+		return q, true
+	}
+	return 1, true
 }

@@ -26,8 +26,8 @@ type Snapshot struct {
 }
 
 // The rules below are what every direct writer writes of a snapshot, so
-// that they are written once. exposition's reference writer (dto.go, the
-// oracle of the equivalence tests) keeps its own copy of them: sharing them
+// that they are written once. exposition's reference writer (its
+// reference_test.go, the oracle of the equivalence tests) keeps its own copy of them: sharing them
 // with it would hide a wrong rule from those tests.
 
 // Created returns the created time a scrape writes for s, in unix

@@ -34,41 +34,28 @@ func (PlainParts) Emit(w io.Writer, p io.WriteCloser) error {
 
 // CompareParts checks that each format that is written by parts (text,
 // OpenMetrics, protobuf) writes by parts, split every PartSplits way with
-// the codec codec gives for the format, what its sequential writer writes,
-// once decode has undone the codec.
+// the codec codec gives for the format, what a scrape that is not split
+// writes, once decode has undone the codec.
 func CompareParts(st *store.Store, opts exposition.Options, scheme model.EscapingScheme,
 	codec func(format string) exposition.Codec, decode func([]byte) ([]byte, error)) error {
-	for _, f := range []struct {
-		name  string
-		whole func(io.Writer) error
-		parts func(io.Writer, exposition.Parts) error
-	}{
-		{"text", func(w io.Writer) error { return exposition.WriteText(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error { return exposition.WriteTextParts(w, st, opts, scheme, p) }},
-		{"OpenMetrics", func(w io.Writer) error { return exposition.WriteOpenMetrics(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteOpenMetricsParts(w, st, opts, scheme, p)
-			}},
-		{"protobuf", func(w io.Writer) error { return exposition.WriteProtobuf(w, st, opts, scheme) },
-			func(w io.Writer, p exposition.Parts) error {
-				return exposition.WriteProtobufParts(w, st, opts, scheme, p)
-			}},
-	} {
+	for _, f := range []exposition.Format{exposition.Text, exposition.OpenMetrics, exposition.Protobuf} {
+		req := exposition.Request{Format: f, Escaping: scheme, Options: opts}
 		var want bytes.Buffer
-		if err := f.whole(&want); err != nil {
+		if err := exposition.Write(&want, st, req); err != nil {
 			return err
 		}
 		for _, split := range PartSplits {
 			var got bytes.Buffer
-			if err := f.parts(&got, exposition.Parts{Codec: codec(f.name), Workers: split.Workers, PartLines: split.Lines}); err != nil {
+			req.Parts = exposition.Parts{Codec: codec(f.String()), Workers: split.Workers, PartLines: split.Lines}
+			if err := exposition.Write(&got, st, req); err != nil {
 				return err
 			}
 			body, err := decode(got.Bytes())
 			if err != nil {
-				return fmt.Errorf("%s by parts %+v: %w", f.name, split, err)
+				return fmt.Errorf("%s by parts %+v: %w", f, split, err)
 			}
 			if !bytes.Equal(body, want.Bytes()) {
-				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f.name, split, FirstDifference(body, want.Bytes()))
+				return fmt.Errorf("%s by parts %+v: bytes differ\n%s", f, split, FirstDifference(body, want.Bytes()))
 			}
 		}
 	}

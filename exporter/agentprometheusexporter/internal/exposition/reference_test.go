@@ -17,16 +17,17 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// WriteEncoded writes every family with expfmt's encoder for format: the
-// path for formats without a direct writer (OpenMetrics 2.0), and the
-// reference the direct writers are tested against.
+// WriteReference writes every family with expfmt's encoder for format, from
+// client_model families built here: the reference the writers are tested
+// against (exported for the package's external tests). It is test code: no
+// scrape takes this walk.
 //
 // As the reference, it keeps its own copy of the rules the direct writers
 // take from store.Snapshot (Created, CounterExemplar, BucketExemplars):
 // were it to share them, a wrong rule would pass the equivalence tests.
 // Families are encoded one at a time so that memory stays bounded by the
 // largest family.
-func WriteEncoded(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
+func WriteReference(w io.Writer, format expfmt.Format, st *store.Store, opts Options, encOpts ...expfmt.EncoderOption) error {
 	enc := expfmt.NewEncoder(w, format, encOpts...)
 	labels := parseLabels
 	if format.ToEscapingScheme() == model.UnderscoreEscaping {
