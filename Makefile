@@ -160,7 +160,9 @@ bench-unit:
 	cd bench && $(GO) test -count=1 ./...
 
 ## smoke: the built distro: validate (the default config, misspelt keys, contrib's example configs),
-## components, one OTLP request through to /metrics, TLS scrapes with a bearer token, the remedy config
+## components, one OTLP request through to /metrics, TLS scrapes with a bearer token, the remedy config;
+## every contrib key and the default config's settings take effect in what is served (each against
+## a control run without it)
 smoke: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v ./test/smoke
 

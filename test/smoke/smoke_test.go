@@ -1,7 +1,9 @@
 // Package smoke runs the built otelcol-statsgate distribution the way an
 // operator does: validate the default config, list the components, start it,
 // push one OTLP request with the OpenTelemetry Go SDK exporter, and check the
-// health and /metrics endpoints.
+// health and /metrics endpoints; and check in what it serves that each
+// setting of the default config and each contrib prometheusexporter key
+// takes effect.
 //
 // It needs the binary: `make test` builds it and sets STATSGATE_BINARY.
 package smoke
@@ -9,12 +11,15 @@ package smoke
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -37,6 +42,97 @@ var gatewayConfig = filepath.Join("..", "..", "testdata", "gateway.yaml")
 func TestValidateDefaultConfig(t *testing.T) {
 	out, err := exec.Command(gatewaytest.Binary(t), "validate", "--config", gatewayConfig).CombinedOutput()
 	require.NoError(t, err, "validate failed:\n%s", out)
+}
+
+// TestDefaultConfigServesItsSettings runs the default config and checks in
+// what it serves what it sets: every listen address taken from the
+// environment, the cardinality view, grpcstats in the pipeline and sample
+// timestamps. Each effect is also checked to be absent from a control run
+// of the same config with the setting at the component's default (the view
+// off, no grpcstats, send_timestamps false as in contrib).
+func TestDefaultConfigServesItsSettings(t *testing.T) {
+	type gateway struct {
+		g                                    *gatewaytest.Gateway
+		otlp, otlpHTTP, health, metrics, tel string
+	}
+	start := func(args ...string) gateway {
+		gw := gateway{otlp: testnet.FreeEndpoint(t), otlpHTTP: testnet.FreeEndpoint(t), health: testnet.FreeEndpoint(t), metrics: testnet.FreeEndpoint(t)}
+		port := gatewaytest.PortOf(t, testnet.FreeEndpoint(t))
+		gw.tel = "localhost:" + port
+		gw.g = startBinary(t, []string{
+			"STATSGATE_OTLP_GRPC_ENDPOINT=" + gw.otlp, "STATSGATE_OTLP_HTTP_ENDPOINT=" + gw.otlpHTTP,
+			"STATSGATE_METRICS_ENDPOINT=" + gw.metrics, "STATSGATE_HEALTH_ENDPOINT=" + gw.health, "STATSGATE_TELEMETRY_PORT=" + port,
+		}, append([]string{"--config", gatewayConfig}, args...)...)
+		return gw
+	}
+	def := start()
+	control := start("--set", "service::pipelines::metrics::processors=[memory_limiter]",
+		"--set", "exporters::agentprometheus::cardinality::enabled=false",
+		"--set", "exporters::agentprometheus::send_timestamps=false")
+	at := time.Now().Truncate(time.Millisecond)
+	for _, gw := range []gateway{def, control} {
+		gatewaytest.WaitHealthy(t, gw.g, "http://"+gw.health+"/")
+		export(t, gw.otlp, at)
+		exportHTTP(t, gw.otlpHTTP, at)
+	}
+	targetOf := func(gw gateway) target {
+		return target{id: "agentprometheus", addr: gw.metrics, scheme: "http", client: gatewaytest.HTTPClient, telemetry: gw.tel}
+	}
+	both := names(textAccept, []string{gaugeFamily, "smoke_http_level"}, nil)
+	for _, gw := range []gateway{def, control} {
+		require.Eventually(t, func() bool { return both(targetOf(gw)) == nil }, 10*time.Second, 50*time.Millisecond,
+			"the exports over gRPC and HTTP never showed on STATSGATE_METRICS_ENDPOINT: %v", both(targetOf(gw)))
+	}
+
+	for _, c := range []keyCase{
+		{"telemetry: the collector's own metrics on localhost:STATSGATE_TELEMETRY_PORT", "default", "", func(tg target) error {
+			fams, _, _, err := gatewaytest.Scrape("http://" + tg.telemetry + "/metrics")
+			if err != nil {
+				return err
+			}
+			if v, ok := gatewaytest.Value(fams, "otelcol_exporter_agentprometheus_series_active", nil); !ok || v == 0 {
+				return fmt.Errorf("otelcol_exporter_agentprometheus_series_active: %v (found %v)", v, ok)
+			}
+			return nil
+		}},
+		{"cardinality::enabled: the view lists the agents", "default", "control", func(tg target) error {
+			resp, body, err := tg.get("/cardinality?format=json")
+			if err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("/cardinality: status %d", resp.StatusCode)
+			}
+			var report struct {
+				Resources []struct {
+					Job string `json:"job"`
+				} `json:"resources"`
+			}
+			if err := json.Unmarshal(body, &report); err != nil {
+				return err
+			}
+			var jobs []string
+			for _, r := range report.Resources {
+				jobs = append(jobs, r.Job)
+			}
+			if !slices.Contains(jobs, "smoke") || !slices.Contains(jobs, "smoke-http") {
+				return fmt.Errorf("/cardinality: resources %v, want smoke and smoke-http", jobs)
+			}
+			return nil
+		}},
+		{"grpcstats: otelgrpc's legacy duration in the canonical form", "default", "control", allOf(
+			names(textAccept, []string{"rpc_server_call_duration_seconds"}, []string{"rpc_server_duration_milliseconds"}),
+			labels(textAccept, "rpc_server_call_duration_seconds", map[string]string{"rpc_method": "shop.Cart/Get", "rpc_status_code": "OK"}))},
+		{"send_timestamps: samples carry their points' timestamps", "default", "control",
+			allOf(timestamps(gaugeFamily, at.UnixMilli()), timestamps(counterFamily, at.UnixMilli()))},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			assert.NoError(t, c.effect(targetOf(def)))
+			if c.control != "" {
+				assert.Error(t, c.effect(targetOf(control)), "the control run")
+			}
+		})
+	}
 }
 
 // TestValidateNamesMisspeltKeys puts one misspelt key at each depth of both
