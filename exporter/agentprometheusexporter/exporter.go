@@ -22,6 +22,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/scrape"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -102,7 +103,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	if err != nil {
 		return nil, err
 	}
-	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, store.Claims{
+	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, prommodel.Claims{
 		OpenMetrics: cfg.EnableOpenMetrics, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples,
 	})
 	// e is allocated first: the converter's fleet hook is one of its methods.

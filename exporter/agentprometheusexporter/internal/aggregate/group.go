@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/prometheus/model/histogram"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -40,7 +41,7 @@ type Group struct {
 	kind Kind
 	// The family: found by name, type, help and unit.
 	name, help, unit string
-	storeKind        store.Kind
+	storeKind        prommodel.Kind
 	key              string // in the registry: family, then labels
 	labels           store.LabelSet
 	series           *store.Series

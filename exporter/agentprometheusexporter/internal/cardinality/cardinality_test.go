@@ -22,7 +22,9 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
 func TestDistinctIsExactThenEstimated(t *testing.T) {
@@ -141,15 +143,15 @@ func TestFormats(t *testing.T) {
 // TestScanSpreadsOverTheFamily: a scan stopped early has read chunks from
 // all over the family, not only its first agents.
 func TestScanSpreadsOverTheFamily(t *testing.T) {
-	st := store.New(1<<20, 1<<20, store.Claims{})
+	st := store.New(1<<20, 1<<20, prommodel.Claims{})
 	const agents, per = 40, store.ChunkSize
 	var f *store.Family
 	for a := range agents {
 		res := st.Resource([]byte(fmt.Sprint("job\xffagent-", a)), 1)
 		var w store.Writer
-		require.True(t, st.Write(&w, "g", store.KindGauge, "", "", res, 1))
+		require.True(t, st.Write(&w, "g", prommodel.KindGauge, "", "", res, 1))
 		for i := range per {
-			set, _ := store.ParseLabels(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i))
+			set, _ := storetest.ParseLabels(fmt.Sprintf(`instance="agent-%d",k="%d"`, a, i))
 			w.Put(set.Labels())
 		}
 		f = w.Family()
@@ -193,7 +195,7 @@ func TestScanSpreadsOverTheFamily(t *testing.T) {
 }
 
 func TestAThirdReportAtOnceIsRefused(t *testing.T) {
-	v := New(store.New(10, 10, store.Claims{}), &Changes{}, Options{Top: 5, ScanTimeout: time.Second, Now: time.Now})
+	v := New(store.New(10, 10, prommodel.Claims{}), &Changes{}, Options{Top: 5, ScanTimeout: time.Second, Now: time.Now})
 	for range maxConcurrent {
 		v.slots <- struct{}{} // two reports being built
 	}
@@ -227,7 +229,7 @@ func newAggregating(t *testing.T, maxPerResource, maxSources int, rules ...aggre
 	require.NoError(t, err)
 	descs, err := descriptors.NewCache(10_000)
 	require.NoError(t, err)
-	g := &aggregating{st: store.New(1_000_000, maxPerResource, store.Claims{}), now: time.Unix(1_700_000_000, 0)}
+	g := &aggregating{st: store.New(1_000_000, maxPerResource, prommodel.Claims{}), now: time.Unix(1_700_000_000, 0)}
 	g.agg = aggregate.New(aggregate.Config{Rules: compiled, MaxSources: maxSources, MaxSourcesPerTable: maxSources, Expiration: 5 * time.Minute}, g.st)
 	g.conv = convert.New(convert.Options{
 		ConstLabels:      map[string]string{},
@@ -405,7 +407,7 @@ func TestTheViewOfAggregateRules(t *testing.T) {
 // instance, whatever Origin says.
 func TestNoSuggestionBelowTheThreshold(t *testing.T) {
 	origin := func(family, label string) (string, string, bool) { return "m", label, true }
-	v := New(store.New(10, 10, store.Claims{}), &Changes{}, Options{Origin: origin})
+	v := New(store.New(10, 10, prommodel.Claims{}), &Changes{}, Options{Origin: origin})
 	label := func(name string, distinct, series int64) Label {
 		return Label{Name: name, Distinct: distinct, Ratio: ratio(distinct, series), stored: name}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -38,7 +39,7 @@ type aggregation struct {
 // aggregateMetric aggregates a metric that rule takes, in place of storing
 // each of its points as a series of the agent. Summaries and non-monotonic
 // sums cannot be summed across agents into anything their agents meant.
-func (w *worker) aggregateMetric(rule *aggregate.Rule, m pmetric.Metric, kind store.Kind, name string, points int) {
+func (w *worker) aggregateMetric(rule *aggregate.Rule, m pmetric.Metric, kind prommodel.Kind, name string, points int) {
 	if m.Type() == pmetric.MetricTypeSummary || m.Type() == pmetric.MetricTypeSum && !m.Sum().IsMonotonic() {
 		w.stats.drop(NotAggregatable, points)
 		return

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -264,8 +265,8 @@ func (w *worker) descriptor(f *store.Family) *descriptors.Descriptor {
 // and quantile labels, the metric name — to Prometheus' exported_ form: a
 // series with two of them does not parse. Point attributes, resource
 // attributes (resource_to_telemetry_conversion) and const labels alike.
-func exported(name string, kind store.Kind) string {
-	if (name == "le" && kind == store.KindHistogram) || (name == "quantile" && kind == store.KindSummary) || name == "__name__" {
+func exported(name string, kind prommodel.Kind) string {
+	if (name == "le" && kind == prommodel.KindHistogram) || (name == "quantile" && kind == prommodel.KindSummary) || name == "__name__" {
 		return "exported_" + name
 	}
 	return name

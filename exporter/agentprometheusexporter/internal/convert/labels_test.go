@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
@@ -290,5 +290,5 @@ func TestTargetInfoNameIsNoFamily(t *testing.T) {
 	stats := st.Consume(batch(agent(), gauge("target_info", "", pt{end: 1, v: 5}), gauge("g", "", pt{end: 1, v: 1})))
 	assert.Equal(t, dropped(map[convert.Reason]int64{convert.TypeConflict: 1}), stats.Dropped)
 	assert.Equal(t, []string{"g"}, st.FamilyNames())
-	assert.Equal(t, store.KindGauge, st.Families()[0].Kind)
+	assert.Equal(t, prommodel.KindGauge, st.Families()[0].Kind)
 }

@@ -5,6 +5,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -67,12 +68,12 @@ func (w *worker) metric(m pmetric.Metric) {
 
 // classify maps a metric onto a Prometheus type, or drops (and counts) the
 // metrics Prometheus cannot represent, as contrib does.
-func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator.MetricType, points int, ok bool) {
+func (w *worker) classify(m pmetric.Metric) (kind prommodel.Kind, typ otlptranslator.MetricType, points int, ok bool) {
 	switch m.Type() {
 	case pmetric.MetricTypeGauge:
 		// Also a gauge the Prometheus receiver made from an untyped metric:
 		// contrib's exposition types it gauge too.
-		kind, typ, points = store.KindGauge, otlptranslator.MetricTypeGauge, m.Gauge().DataPoints().Len()
+		kind, typ, points = prommodel.KindGauge, otlptranslator.MetricTypeGauge, m.Gauge().DataPoints().Len()
 	case pmetric.MetricTypeSum:
 		sum := m.Sum()
 		points = sum.DataPoints().Len()
@@ -82,24 +83,24 @@ func (w *worker) classify(m pmetric.Metric) (kind store.Kind, typ otlptranslator
 			w.stats.drop(UnsupportedTemporality, points)
 			return kind, typ, points, false
 		case sum.IsMonotonic():
-			kind, typ = store.KindCounter, otlptranslator.MetricTypeMonotonicCounter
+			kind, typ = prommodel.KindCounter, otlptranslator.MetricTypeMonotonicCounter
 		default:
-			kind, typ = store.KindGauge, otlptranslator.MetricTypeNonMonotonicCounter
+			kind, typ = prommodel.KindGauge, otlptranslator.MetricTypeNonMonotonicCounter
 		}
 	case pmetric.MetricTypeHistogram:
-		kind, typ, points = store.KindHistogram, otlptranslator.MetricTypeHistogram, m.Histogram().DataPoints().Len()
+		kind, typ, points = prommodel.KindHistogram, otlptranslator.MetricTypeHistogram, m.Histogram().DataPoints().Len()
 		if m.Histogram().AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
 			w.stats.drop(UnsupportedTemporality, points)
 			return kind, typ, points, false
 		}
 	case pmetric.MetricTypeExponentialHistogram:
-		kind, typ, points = store.KindHistogram, otlptranslator.MetricTypeExponentialHistogram, m.ExponentialHistogram().DataPoints().Len()
+		kind, typ, points = prommodel.KindHistogram, otlptranslator.MetricTypeExponentialHistogram, m.ExponentialHistogram().DataPoints().Len()
 		if m.ExponentialHistogram().AggregationTemporality() == pmetric.AggregationTemporalityUnspecified {
 			w.stats.drop(UnsupportedTemporality, points)
 			return kind, typ, points, false
 		}
 	case pmetric.MetricTypeSummary:
-		kind, typ, points = store.KindSummary, otlptranslator.MetricTypeSummary, m.Summary().DataPoints().Len()
+		kind, typ, points = prommodel.KindSummary, otlptranslator.MetricTypeSummary, m.Summary().DataPoints().Len()
 	default:
 		return kind, typ, 0, false
 	}
@@ -208,7 +209,7 @@ func numberValue(dp pmetric.NumberDataPoint) float64 {
 // cumulative value, any other delta starts it again.
 func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
 	v := numberValue(dp)
-	if !dp.Flags().NoRecordedValue() && !validNumber(f.Kind == store.KindCounter, v, delta, dp.StartTimestamp()) {
+	if !dp.Flags().NoRecordedValue() && !validNumber(f.Kind == prommodel.KindCounter, v, delta, dp.StartTimestamp()) {
 		w.skip(Invalid)
 		return
 	}
@@ -224,7 +225,7 @@ func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool)
 	}
 	w.run(s, delta, continued, start, int64(dp.Timestamp()))
 	s.Value, s.Start, s.Timestamp = v, start, int64(dp.Timestamp())
-	if f.Kind == store.KindCounter {
+	if f.Kind == prommodel.KindCounter {
 		s.SetExemplars(w.exemplars(s.Exemplars(), dp.Exemplars()))
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
@@ -25,37 +25,37 @@ func TestMetricNames(t *testing.T) {
 	tests := []struct {
 		name   string
 		metric func(pmetric.MetricSlice)
-		kind   store.Kind
+		kind   prommodel.Kind
 		// want per naming: underscore escaping with and without suffixes,
 		// no UTF-8 escaping with suffixes, no translation.
 		want [4]string
 	}{
-		{"counter with an annotation unit", counter("http.server.requests", "{requests}", p), store.KindCounter,
+		{"counter with an annotation unit", counter("http.server.requests", "{requests}", p), prommodel.KindCounter,
 			[4]string{"http_server_requests_total", "http_server_requests", "http.server.requests_total", "http.server.requests"}},
-		{"counter already ending in total", counter("jobs_total", "", p), store.KindCounter,
+		{"counter already ending in total", counter("jobs_total", "", p), prommodel.KindCounter,
 			[4]string{"jobs_total", "jobs_total", "jobs_total", "jobs_total"}},
-		{"counter of unit 1 is no ratio", counter("errors", "1", p), store.KindCounter,
+		{"counter of unit 1 is no ratio", counter("errors", "1", p), prommodel.KindCounter,
 			[4]string{"errors_total", "errors", "errors_total", "errors"}},
-		{"non-monotonic sum: no total", sum("queue.size", "{items}", cum, false, p), store.KindGauge,
+		{"non-monotonic sum: no total", sum("queue.size", "{items}", cum, false, p), prommodel.KindGauge,
 			[4]string{"queue_size", "queue_size", "queue.size", "queue.size"}},
-		{"gauge in bytes", gauge("memory.usage", "By", p), store.KindGauge,
+		{"gauge in bytes", gauge("memory.usage", "By", p), prommodel.KindGauge,
 			[4]string{"memory_usage_bytes", "memory_usage", "memory.usage_bytes", "memory.usage"}},
-		{"gauge of unit 1 is a ratio", gauge("cpu.utilization", "1", p), store.KindGauge,
+		{"gauge of unit 1 is a ratio", gauge("cpu.utilization", "1", p), prommodel.KindGauge,
 			[4]string{"cpu_utilization_ratio", "cpu_utilization", "cpu.utilization_ratio", "cpu.utilization"}},
-		{"per unit", gauge("net.io", "By/s", p), store.KindGauge,
+		{"per unit", gauge("net.io", "By/s", p), prommodel.KindGauge,
 			[4]string{"net_io_bytes_per_second", "net_io", "net.io_bytes_per_second", "net.io"}},
-		{"histogram in seconds", histogram("rpc.duration", "s", cum, hp{end: 1, bounds: []float64{1}, counts: []uint64{1, 0}, count: 1}), store.KindHistogram,
+		{"histogram in seconds", histogram("rpc.duration", "s", cum, hp{end: 1, bounds: []float64{1}, counts: []uint64{1, 0}, count: 1}), prommodel.KindHistogram,
 			[4]string{"rpc_duration_seconds", "rpc_duration", "rpc.duration_seconds", "rpc.duration"}},
 		{"summary in milliseconds", func(ms pmetric.MetricSlice) {
 			m := ms.AppendEmpty()
 			m.SetName("gc.pause")
 			m.SetUnit("ms")
 			m.SetEmptySummary().DataPoints().AppendEmpty().SetTimestamp(at(1))
-		}, store.KindSummary,
+		}, prommodel.KindSummary,
 			[4]string{"gc_pause_milliseconds", "gc_pause", "gc.pause_milliseconds", "gc.pause"}},
-		{"UTF-8 letters", gauge("température", "", p), store.KindGauge,
+		{"UTF-8 letters", gauge("température", "", p), prommodel.KindGauge,
 			[4]string{"temp_rature", "temp_rature", "température", "température"}},
-		{"leading digit", gauge("2xx.responses", "", p), store.KindGauge,
+		{"leading digit", gauge("2xx.responses", "", p), prommodel.KindGauge,
 			[4]string{"_2xx_responses", "_2xx_responses", "2xx.responses", "2xx.responses"}},
 	}
 	for i, naming := range []storetest.Naming{

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
@@ -30,24 +31,24 @@ func TestSums(t *testing.T) {
 		name   string
 		metric func(pmetric.MetricSlice)
 		family string
-		kind   store.Kind
+		kind   prommodel.Kind
 		want   storetest.Series
 		drop   map[convert.Reason]int64
 	}{
 		{"cumulative monotonic", sum("c", "", cumulative, true, pt{start: 1, end: 10, v: 7}),
-			"c_total", store.KindCounter, storetest.Series{Value: 7, Start: ns(1), Timestamp: ns(10)}, nil},
+			"c_total", prommodel.KindCounter, storetest.Series{Value: 7, Start: ns(1), Timestamp: ns(10)}, nil},
 		{"cumulative non-monotonic", sum("c", "", cumulative, false, pt{start: 1, end: 10, v: -3}),
-			"c", store.KindGauge, storetest.Series{Value: -3, Start: ns(1), Timestamp: ns(10)}, nil},
+			"c", prommodel.KindGauge, storetest.Series{Value: -3, Start: ns(1), Timestamp: ns(10)}, nil},
 		{"delta non-monotonic", sum("c", "", delta, false, pt{start: 1, end: 10, v: 1}, pt{start: 1, end: 10, v: 2}),
 			"", 0, storetest.Series{}, map[convert.Reason]int64{convert.UnsupportedTemporality: 2}},
 		{"no temporality", sum("c", "", unspecified, true, pt{start: 1, end: 10, v: 1}),
 			"", 0, storetest.Series{}, map[convert.Reason]int64{convert.UnsupportedTemporality: 1}},
 		{"negative counter", sum("c", "", cumulative, true, pt{start: 1, end: 10, v: -1}),
-			"c_total", store.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
+			"c_total", prommodel.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
 		{"NaN counter", sum("c", "", cumulative, true, pt{start: 1, end: 10, v: math.NaN()}),
-			"c_total", store.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
+			"c_total", prommodel.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
 		{"delta without a start", sum("c", "", delta, true, pt{end: 10, v: 1}),
-			"c_total", store.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
+			"c_total", prommodel.KindCounter, storetest.Series{}, map[convert.Reason]int64{convert.Invalid: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -254,7 +255,7 @@ func TestExponentialHistogram(t *testing.T) {
 				return
 			}
 			require.NotNil(t, f)
-			assert.Equal(t, store.KindHistogram, f.Kind)
+			assert.Equal(t, prommodel.KindHistogram, f.Kind)
 			assert.Equal(t, [convert.NumReasons]int64{}, stats.Dropped)
 			got := st.Series("e")[agentLabels+`,point="0"`]
 			assert.Equal(t, tt.want, got.Native)
@@ -288,7 +289,7 @@ func TestSummary(t *testing.T) {
 	send(10, 7, 12.5, store.Quantile{Quantile: 0.5, Value: 1.2}, store.Quantile{Quantile: 0.99, Value: 3.4})
 	f := st.FamilyNamed("rpc_latency_seconds")
 	require.NotNil(t, f)
-	assert.Equal(t, store.KindSummary, f.Kind)
+	assert.Equal(t, prommodel.KindSummary, f.Kind)
 	assert.Equal(t, map[string]storetest.Series{agentLabels: {
 		Value: 12.5, Count: 7, Start: ns(1), Timestamp: ns(10),
 		Quantiles: []store.Quantile{{Quantile: 0.5, Value: 1.2}, {Quantile: 0.99, Value: 3.4}},
@@ -335,7 +336,7 @@ func TestExemplars(t *testing.T) {
 // labelSet is the set written as text.
 func labelSet(t *testing.T, text string) store.LabelSet {
 	t.Helper()
-	s, ok := store.ParseLabels(text)
+	s, ok := storetest.ParseLabels(text)
 	require.True(t, ok, text)
 	return s
 }

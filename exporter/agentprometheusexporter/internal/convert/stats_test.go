@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/storetest"
 )
 
@@ -25,30 +25,30 @@ func TestTypeConflict(t *testing.T) {
 	tests := []struct {
 		name      string
 		naming    storetest.Naming
-		claims    store.Claims
+		claims    prommodel.Claims
 		batches   []pmetric.Metrics
 		conflicts int64
 		names     []string // reported in Conflicts
 		families  []string
 	}{
-		{"gauge then counter of one name", storetest.UnderscoreEscapingWithoutSuffixes, store.Claims{},
+		{"gauge then counter of one name", storetest.UnderscoreEscapingWithoutSuffixes, prommodel.Claims{},
 			[]pmetric.Metrics{batch(agent(), gauge("x", "", p("a")), counter("x", "", p("a"), p("b")), gauge("y", "", p("a")))},
 			2, []string{"x"}, []string{"x", "y"}},
-		{"across batches", storetest.UnderscoreEscapingWithoutSuffixes, store.Claims{},
+		{"across batches", storetest.UnderscoreEscapingWithoutSuffixes, prommodel.Claims{},
 			[]pmetric.Metrics{batch(agent(), counter("x", "", p("a"))), batch(agent(), gauge("x", "", p("a")), gauge("y", "", p("a")))},
 			1, []string{"x"}, []string{"x", "y"}},
-		{"a histogram's _count", storetest.UnderscoreEscapingWithSuffixes, store.Claims{},
+		{"a histogram's _count", storetest.UnderscoreEscapingWithSuffixes, prommodel.Claims{},
 			[]pmetric.Metrics{batch(agent(),
 				histogram("lat", "", cumulative, hp{end: 1, count: 1, sum: 1}),
 				gauge("lat_count", "", p("a")), gauge("lat_sum", "", p("a")), gauge("lat_bucket", "", p("a")), gauge("y", "", p("a")))},
 			3, []string{"lat_count", "lat_sum", "lat_bucket"}, []string{"lat", "y"}},
-		{"suffixes keep counter and gauge apart", storetest.UnderscoreEscapingWithSuffixes, store.Claims{},
+		{"suffixes keep counter and gauge apart", storetest.UnderscoreEscapingWithSuffixes, prommodel.Claims{},
 			[]pmetric.Metrics{batch(agent(), gauge("x", "", p("a")), counter("x", "", p("a")), gauge("y", "", p("a")))},
 			0, nil, []string{"x", "x_total", "y"}},
-		{"x_total beside a counter x when OpenMetrics is served", storetest.UnderscoreEscapingWithoutSuffixes, store.Claims{OpenMetrics: true},
+		{"x_total beside a counter x when OpenMetrics is served", storetest.UnderscoreEscapingWithoutSuffixes, prommodel.Claims{OpenMetrics: true},
 			[]pmetric.Metrics{batch(agent(), counter("x", "", p("a")), gauge("x_total", "", p("a")), gauge("y", "", p("a")))},
 			1, []string{"x_total"}, []string{"x", "y"}},
-		{"x_total beside a counter x without OpenMetrics", storetest.UnderscoreEscapingWithoutSuffixes, store.Claims{},
+		{"x_total beside a counter x without OpenMetrics", storetest.UnderscoreEscapingWithoutSuffixes, prommodel.Claims{},
 			[]pmetric.Metrics{batch(agent(), counter("x", "", p("a")), gauge("x_total", "", p("a")), gauge("y", "", p("a")))},
 			0, nil, []string{"x", "x_total", "y"}},
 	}
@@ -204,5 +204,5 @@ func TestARefusedMetricLeavesNoFamily(t *testing.T) {
 	stats = st.Consume(batch(agent(), gauge("x", "", pt{end: 2, v: 5})))
 	assert.Equal(t, dropped(nil), stats.Dropped)
 	require.NotNil(t, st.FamilyNamed("x"))
-	assert.Equal(t, store.KindGauge, st.FamilyNamed("x").Kind)
+	assert.Equal(t, prommodel.KindGauge, st.FamilyNamed("x").Kind)
 }

@@ -10,7 +10,7 @@
 // with protowire); names and label sets are rendered for the scrape's
 // escaping scheme by names.go and labelset.go. What the formats write of a
 // snapshot alike (its created time, a counter's exemplar, a histogram's
-// bucket exemplars) is decided by store.Snapshot's methods. No client_model
+// bucket exemplars) is decided by the model's rules (prommodel, rules.go). No client_model
 // objects, descriptors or Gather pass per scrape; the protobuf text forms,
 // which no Prometheus asks for, are the delimited protobuf re-encoded by
 // expfmt (reencode.go).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -55,7 +56,7 @@ type labelSets struct {
 	set     string
 	textBuf []byte
 	buf     []byte
-	pairs   []labelPair // scratch of the sets that are rendered
+	pairs   []prommodel.Pair // scratch of the sets that are rendered
 	// recent is, per position in a set, the last name escaped there: the
 	// series of a family have their names at the same positions, so the
 	// memo is asked about a name once per run of series, not per series.
@@ -64,12 +65,6 @@ type labelSets struct {
 }
 
 type recentName struct{ name, out string }
-
-type labelPair struct {
-	name, value string // as rendered in the store
-	out         string // the name as written (pairsFor)
-	merged      bool   // joins the pair before: one label, values joined
-}
 
 // series sets set to a series' labels. A set of plain names is written as
 // the text formats write it; any other is read as pairs from the store, so
@@ -117,22 +112,20 @@ func (l *labelSets) appendSet(b []byte, labels pairReader, scheme model.Escaping
 // appendPairs is appendSet by way of pairs (pairsFor).
 func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []byte {
 	ps := l.pairsFor(labels, scheme, memo)
+	if scheme == model.UnderscoreEscaping {
+		return prommodel.AppendUnderscored(b, ps)
+	}
 	for i, p := range ps {
-		if i > 0 && p.merged {
-			b = append(b, promtext.Separator)
-			b = append(b, p.value...)
-			continue
-		}
 		if i > 0 {
 			b = append(b, `",`...)
 		}
 		if scheme == model.NoEscaping {
-			b = appendQuotedName(b, p.out)
+			b = appendQuotedName(b, p.Out)
 		} else {
-			b = append(b, p.out...)
+			b = append(b, p.Out...)
 		}
 		b = append(b, `="`...)
-		b = append(b, p.value...)
+		b = append(b, p.Value...)
 	}
 	if len(ps) > 0 {
 		b = append(b, '"')
@@ -151,15 +144,10 @@ func (l *labelSets) appendPairs(b []byte, labels pairReader, scheme model.Escapi
 // character it stands for: such sets are sorted again, as are sets out of
 // order (which the converter never makes).
 //
-// Underscore escaping: expfmt would escape each label name alone, by the
-// rules of metric names: "a.b" and "a_b" would become two labels named a_b
-// (which does not parse) and "a:b" would stay (not a valid label name).
-// Names are escaped by the rules of label names instead, and names that
-// become equal are one label with their values joined by
-// promtext.Separator in name order (merged marks the pairs that join the
-// one before), as the converter joins attribute names that sanitise alike.
-// The tests' reference (reference_test.go) applies the same.
-func (l *labelSets) pairsFor(labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []labelPair {
+// Underscore escaping takes prommodel's underscore rule (Merged marks the
+// pairs that join the one before); the tests' reference
+// (reference_test.go) applies a copy of its own.
+func (l *labelSets) pairsFor(labels pairReader, scheme model.EscapingScheme, memo *nameMemo) []prommodel.Pair {
 	ps := l.pairs[:0]
 	resort := false
 	for r := labels; ; {
@@ -167,35 +155,28 @@ func (l *labelSets) pairsFor(labels pairReader, scheme model.EscapingScheme, mem
 		if !ok {
 			break
 		}
-		resort = resort || strings.IndexByte(n, '\\') >= 0 || len(ps) > 0 && n < ps[len(ps)-1].name
-		ps = append(ps, labelPair{name: n, value: v, out: n})
+		resort = resort || strings.IndexByte(n, '\\') >= 0 || len(ps) > 0 && n < ps[len(ps)-1].Name
+		ps = append(ps, prommodel.Pair{Name: n, Value: v, Out: n})
 	}
 	l.pairs = ps
 	if resort {
-		slices.SortStableFunc(ps, func(a, b labelPair) int { return promtext.CompareUnescaped(a.name, b.name) })
+		slices.SortStableFunc(ps, func(a, b prommodel.Pair) int { return promtext.CompareUnescaped(a.Name, b.Name) })
 	}
 	switch scheme {
 	case model.NoEscaping:
 	case model.UnderscoreEscaping:
-		sorted := true
 		for i := range ps {
-			if !promtext.IsLegacyLabelName(ps[i].name) {
-				ps[i].out = l.escaped(i, ps[i].name, memo.escapeLabel)
+			if !promtext.IsLegacyLabelName(ps[i].Name) { // as UnderscoredName, without a lookup
+				ps[i].Out = l.escaped(i, ps[i].Name, memo.underscored)
 			}
-			sorted = sorted && (i == 0 || ps[i-1].out <= ps[i].out)
 		}
-		if !sorted {
-			slices.SortStableFunc(ps, func(a, b labelPair) int { return strings.Compare(a.out, b.out) })
-		}
-		for i := 1; i < len(ps); i++ {
-			ps[i].merged = ps[i].out == ps[i-1].out
-		}
+		prommodel.SortUnderscored(ps)
 	default:
 		// Dots and values: model.EscapeMetricFamily escapes each name that
 		// is not a legacy metric name by the scheme's rule for metric names.
 		for i := range ps {
-			if !model.LegacyValidation.IsValidMetricName(ps[i].name) {
-				ps[i].out = l.escaped(i, ps[i].name, func(raw string) string { return memo.escape(raw, scheme) })
+			if !model.LegacyValidation.IsValidMetricName(ps[i].Name) {
+				ps[i].Out = l.escaped(i, ps[i].Name, func(stored string) string { return memo.escape(promtext.Unescaped(stored), scheme) })
 			}
 		}
 	}
@@ -240,7 +221,7 @@ func (l *labelSets) appendUnderscoredInOrder(b []byte, labels pairReader, memo *
 		}
 		name := n
 		if !promtext.IsLegacyLabelName(n) {
-			name = l.escaped(i, n, memo.escapeLabel)
+			name = l.escaped(i, n, memo.underscored)
 		}
 		if i > 0 {
 			if name <= prev {
@@ -264,12 +245,12 @@ func appendQuotedName(b []byte, name string) []byte {
 	return append(append(append(b, '"'), name...), '"')
 }
 
-// escaped is escape applied to the stored name at position i, unescaped.
-func (l *labelSets) escaped(i int, name string, escape func(raw string) string) string {
+// escaped is escape applied to the stored name at position i.
+func (l *labelSets) escaped(i int, name string, escape func(stored string) string) string {
 	if i < len(l.recent) && l.recent[i].name == name {
 		return l.recent[i].out
 	}
-	out := escape(promtext.Unescaped(name))
+	out := escape(name)
 	for len(l.recent) <= i {
 		l.recent = append(l.recent, recentName{})
 	}

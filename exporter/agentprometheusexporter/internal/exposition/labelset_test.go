@@ -1,13 +1,10 @@
 package exposition
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
@@ -88,33 +85,4 @@ func looseSet(labels string) store.LabelSet {
 		s = strings.TrimPrefix(s[j+1:], ",")
 	}
 	return store.NewLabelSet(store.NewLabelNames(names), values)
-}
-
-// The store refuses a series that a scraper without UTF-8 names would get
-// as another's by what store.AppendUnderscored writes: it must be what the
-// writers write, every pair of names, escapes and joins included.
-func TestStoreWritesUnderscoredSetsAsTheWriters(t *testing.T) {
-	names := []string{`a.b`, `a-b`, `a_b`, `a\"b`, `a\\b`, `a\nb`, `1a`, `_1a`, `é`, `ü`, `__name__`, `_.name__`, `z`}
-	values := []string{`x`, `y;x`, `\"`, `\\`}
-	var l labelSets
-	var memo nameMemo
-	n := 0
-	for i := range names {
-		for j := i; j < len(names); j++ {
-			for k := j; k < len(names); k++ {
-				picked := slices.Compact([]string{names[i], names[j], names[k]})
-				slices.Sort(picked)
-				var text []string
-				for x, name := range picked {
-					text = append(text, name+`="`+values[(i+j+k+x)%len(values)]+`"`)
-				}
-				set, ok := store.ParseLabels(strings.Join(text, ","))
-				require.True(t, ok, text)
-				want := string(l.appendSet(nil, readSet(set), model.UnderscoreEscaping, &memo))
-				assert.Equal(t, want, string(store.AppendUnderscored(nil, set)), text)
-				n++
-			}
-		}
-	}
-	require.Greater(t, n, 400)
 }

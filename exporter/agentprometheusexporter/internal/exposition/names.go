@@ -3,8 +3,8 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 import (
 	"github.com/prometheus/common/model"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
 // name is a metric name as the lines write it: the name itself when it is
@@ -30,12 +30,12 @@ type familyNames struct {
 
 // render sets the names of a family called raw. OpenMetrics names a
 // counter's family without its _total suffix, and its _created sample too.
-func (n *familyNames) render(raw string, kind store.Kind, scheme model.EscapingScheme, om bool, memo *nameMemo) {
+func (n *familyNames) render(raw string, kind prommodel.Kind, scheme model.EscapingScheme, om bool, memo *nameMemo) {
 	base := memo.metricName(raw, scheme)
 	n.arena = n.arena[:0]
 	stem := base
-	if kind == store.KindCounter {
-		stem, n.total = store.CounterStem(base)
+	if kind == prommodel.KindCounter {
+		stem, n.total = prommodel.CounterStem(base)
 	}
 	if om {
 		n.family = n.name(stem, "")
@@ -45,16 +45,16 @@ func (n *familyNames) render(raw string, kind store.Kind, scheme model.EscapingS
 	n.sample = n.name(base, "")
 	for _, suffix := range kind.Suffixes() {
 		switch suffix {
-		case store.SuffixBucket:
+		case prommodel.SuffixBucket:
 			n.bucket = n.name(base, suffix)
-		case store.SuffixSum:
+		case prommodel.SuffixSum:
 			n.sum = n.name(base, suffix)
-		case store.SuffixCount:
+		case prommodel.SuffixCount:
 			n.count = n.name(base, suffix)
 		}
 	}
 	if om {
-		n.created = n.name(stem, store.SuffixCreated)
+		n.created = n.name(stem, prommodel.SuffixCreated)
 	}
 }
 
@@ -83,7 +83,7 @@ type nameMemo map[nameKey]string
 type nameKey struct {
 	name   string
 	scheme model.EscapingScheme
-	label  bool // a label name in underscore escaping (promtext.UnderscoreLabelName)
+	label  bool // a stored label name in underscore escaping (prommodel.UnderscoredName)
 }
 
 // escape is model.EscapeName(raw, scheme).
@@ -101,9 +101,9 @@ func (m *nameMemo) metricName(raw string, scheme model.EscapingScheme) string {
 	return m.escape(raw, scheme)
 }
 
-// escapeLabel is promtext.UnderscoreLabelName(raw).
-func (m *nameMemo) escapeLabel(raw string) string {
-	return m.get(nameKey{raw, model.UnderscoreEscaping, true}, func() string { return promtext.UnderscoreLabelName(raw) })
+// underscored is prommodel.UnderscoredName(stored).
+func (m *nameMemo) underscored(stored string) string {
+	return m.get(nameKey{stored, model.UnderscoreEscaping, true}, func() string { return prommodel.UnderscoredName(stored) })
 }
 
 func (m *nameMemo) get(key nameKey, build func() string) string {

@@ -3,6 +3,7 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 import (
 	"strconv"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -31,7 +32,7 @@ type openMetricsState struct {
 	stampMs, createdNs     int64
 	stampText, createdText []byte
 	// bucketExemplar holds, per bucket of the current histogram, the index
-	// of the exemplar it carries, -1 for none (store.Snapshot.BucketExemplars).
+	// of the exemplar it carries, -1 for none (prommodel.BucketExemplars).
 	bucketExemplar []int
 }
 
@@ -42,7 +43,7 @@ func (openMetrics) begin(t *writer, help string) {
 	t.buf = append(t.buf, '\n')
 	t.headerLine("TYPE", &t.names.family)
 	typ := t.kind.String()
-	if t.kind == store.KindCounter && !t.names.total {
+	if t.kind == prommodel.KindCounter && !t.names.total {
 		typ = "unknown" // OpenMetrics' counters end in _total
 	}
 	t.buf = append(t.buf, ' ')
@@ -62,17 +63,17 @@ func (openMetrics) series(t *writer, s *store.Snapshot) {
 	}
 	n := &t.names
 	switch t.kind {
-	case store.KindCounter:
+	case prommodel.KindCounter:
 		t.sample(&n.sample)
 		t.omFloat(s.Value)
-		if e := s.CounterExemplar(); e != nil {
+		if e := counterExemplar(s); e != nil {
 			t.omExemplar(e)
 		}
 		t.buf = append(t.buf, '\n')
 		t.omCreated(s)
-	case store.KindHistogram:
+	case prommodel.KindHistogram:
 		t.omHistogram(s)
-	case store.KindSummary:
+	case prommodel.KindSummary:
 		t.setPrefix(&n.sample)
 		for i, q := range s.Quantiles {
 			t.buf = append(t.buf, t.prefix...)
@@ -105,7 +106,7 @@ func (t *writer) omHistogram(s *store.Snapshot) {
 	if s.Bounds != nil {
 		bounds = s.Bounds.Values
 	}
-	ex := s.BucketExemplars(t.om.bucketExemplar)
+	ex := bucketExemplars(t.om.bucketExemplar, s)
 	t.om.bucketExemplar = ex
 	t.setPrefix(&n.bucket)
 	for i, c := range s.Cumulative {
@@ -167,9 +168,9 @@ func (t *writer) omExemplar(e *store.Exemplar) {
 
 // omCreated writes the _created sample of a counter, histogram or summary
 // when they are asked for and the series has a created time
-// (store.Snapshot.Created).
+// (prommodel.Created).
 func (t *writer) omCreated(s *store.Snapshot) {
-	created, ok := s.Created()
+	created, ok := createdOf(s)
 	if !t.opts.CreatedSamples || !ok {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -376,7 +377,7 @@ func (t *writer) targetInfos(infos []store.TargetInfo) {
 	if len(infos) == 0 {
 		return
 	}
-	t.family(t.opts.TargetInfoName, targetInfoHelp, store.KindGauge)
+	t.family(t.opts.TargetInfoName, targetInfoHelp, prommodel.KindGauge)
 	for _, ti := range infos {
 		// In the writer, not on the stack: the formats take a pointer.
 		t.info = store.Snapshot{Labels: ti.Labels, Timestamp: ti.Updated, Value: 1}

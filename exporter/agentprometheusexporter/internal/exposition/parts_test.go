@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -77,10 +78,10 @@ func partsStore(t *testing.T) *testStore {
 	ts := newTestStore(t)
 	hide := func(s *store.Series) { s.RunStarted = 1000 } // shown by no release of the tests
 	for i := range 300 {
-		ts.add("many", store.KindGauge, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) { s.Value = float64(i) })
+		ts.add("many", prommodel.KindGauge, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) { s.Value = float64(i) })
 	}
 	for i := range 5 {
-		ts.add("hidden_end_total", store.KindCounter, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
+		ts.add("hidden_end_total", prommodel.KindCounter, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
 			s.Value, s.Start = float64(i), 1_600_000_000_000_000_000
 			if i >= 2 {
 				hide(s)
@@ -88,7 +89,7 @@ func partsStore(t *testing.T) *testStore {
 		})
 	}
 	for i := range 200 {
-		ts.add("histogram", store.KindHistogram, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
+		ts.add("histogram", prommodel.KindHistogram, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
 			s.Count, s.Value = 3, 1.5
 			s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{1, 2, 3}}
 			s.SetExemplars([]store.Exemplar{{Labels: exemplarLabels(`trace_id="ab"`), Value: 0.7}, {Labels: exemplarLabels(`trace_id="cd"`), Value: 9}})
@@ -98,19 +99,19 @@ func partsStore(t *testing.T) *testStore {
 		})
 	}
 	for i := range 40 {
-		ts.add("all_hidden", store.KindGauge, fmt.Sprintf(`i="%d"`, i), hide)
+		ts.add("all_hidden", prommodel.KindGauge, fmt.Sprintf(`i="%d"`, i), hide)
 	}
-	ts.add("one", store.KindSummary, `a="1"`, func(s *store.Series) {
+	ts.add("one", prommodel.KindSummary, `a="1"`, func(s *store.Series) {
 		s.Count = 2
 		s.SetQuantiles([]store.Quantile{{Quantile: 0.5, Value: 1}})
 	})
 	value := strings.Repeat("x", 1100)
 	for i := range 2000 { // 2.2 MB: the family's length takes four bytes
-		ts.add("large", store.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) {})
+		ts.add("large", prommodel.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) {})
 	}
-	ts.add("last", store.KindGauge, `a="1"`, func(s *store.Series) {})
+	ts.add("last", prommodel.KindGauge, `a="1"`, func(s *store.Series) {})
 	for i := range 30 {
-		ts.add("last_hidden", store.KindGauge, fmt.Sprintf(`i="%d"`, i), hide)
+		ts.add("last_hidden", prommodel.KindGauge, fmt.Sprintf(`i="%d"`, i), hide)
 	}
 	return ts
 }
@@ -127,7 +128,7 @@ func TestScrapeByPartsCutsFamiliesAnywhere(t *testing.T) {
 func TestScrapeByPartsOfAFamilyUnshownAtItsEnd(t *testing.T) {
 	ts := newTestStore(t)
 	for i := range 300 {
-		ts.add("g", store.KindGauge, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
+		ts.add("g", prommodel.KindGauge, fmt.Sprintf(`i="%d"`, i), func(s *store.Series) {
 			if i >= 100 {
 				s.RunStarted = 1000
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protowire"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -98,13 +99,13 @@ func (t *writer) familyFields(help string) []byte {
 	return protowire.AppendVarint(b, uint64(familyType(t.kind)))
 }
 
-func familyType(kind store.Kind) dto.MetricType {
+func familyType(kind prommodel.Kind) dto.MetricType {
 	switch kind {
-	case store.KindCounter:
+	case prommodel.KindCounter:
 		return dto.MetricType_COUNTER
-	case store.KindHistogram:
+	case prommodel.KindHistogram:
 		return dto.MetricType_HISTOGRAM
-	case store.KindSummary:
+	case prommodel.KindSummary:
 		return dto.MetricType_SUMMARY
 	default:
 		return dto.MetricType_GAUGE
@@ -181,24 +182,24 @@ func (t *writer) pbMetric(b []byte, s *store.Snapshot) []byte {
 		b = t.pbHeld(b, s)
 		return closeMessage(b, at, 2)
 	}
-	created, hasCreated := s.Created()
+	created, hasCreated := createdOf(s)
 	switch t.kind {
-	case store.KindCounter:
+	case prommodel.KindCounter:
 		b = append(b, tagCounter)
 		c := len(b)
 		b = append(b, 0)
 		b = appendDouble(b, tagValue, s.Value)
-		if e := s.CounterExemplar(); e != nil {
+		if e := counterExemplar(s); e != nil {
 			b = t.appendExemplar(append(b, tagCounterExemplar), e)
 		}
 		if hasCreated {
 			b = appendTimestamp(b, tagCounterCreated, created)
 		}
 		b = closeMessage(b, c, 1)
-	case store.KindGauge:
+	case prommodel.KindGauge:
 		b = append(b, tagGauge, 9)
 		b = appendDouble(b, tagValue, s.Value)
-	case store.KindSummary:
+	case prommodel.KindSummary:
 		b = append(b, tagSummary)
 		c := len(b)
 		b = append(b, 0)
@@ -216,7 +217,7 @@ func (t *writer) pbMetric(b []byte, s *store.Snapshot) []byte {
 		b = closeMessage(b, c, 1)
 	}
 	b = t.pbTimestamp(b, s)
-	if t.kind == store.KindHistogram {
+	if t.kind == prommodel.KindHistogram {
 		b = t.pbHistogram(b, s)
 	}
 	return closeMessage(b, at, 2)
@@ -234,8 +235,8 @@ func (t *writer) pbTimestamp(b []byte, s *store.Snapshot) []byte {
 // pbHeld appends the zero of a held run, as heldDTO builds it: a counter or
 // histogram without observations, in the layout of the stored one.
 func (t *writer) pbHeld(b []byte, s *store.Snapshot) []byte {
-	created, _ := s.Created() // a held zero has one
-	if t.kind == store.KindCounter {
+	created, _ := createdOf(s) // a held zero has one
+	if t.kind == prommodel.KindCounter {
 		b = append(b, tagCounter)
 		c := len(b)
 		b = append(b, 0)
@@ -267,7 +268,7 @@ func (t *writer) pbHeld(b []byte, s *store.Snapshot) []byte {
 }
 
 func (t *writer) pbHistogram(b []byte, s *store.Snapshot) []byte {
-	created, hasCreated := s.Created()
+	created, hasCreated := createdOf(s)
 	b = append(b, tagHistogram)
 	h := len(b)
 	b = append(b, 0, 0)
@@ -307,11 +308,11 @@ func (t *writer) pbHistogram(b []byte, s *store.Snapshot) []byte {
 }
 
 // pbBuckets appends the classic buckets, with the exemplars where
-// store.Snapshot.BucketExemplars places them; one above every bound gets an
+// bucketExemplars places them; one above every bound gets an
 // explicit +Inf bucket, as client_golang adds.
 func (t *writer) pbBuckets(b []byte, s *store.Snapshot) []byte {
 	bounds := s.Bounds.Values
-	at := s.BucketExemplars(t.pb.exemplarAt)
+	at := bucketExemplars(t.pb.exemplarAt, s)
 	t.pb.exemplarAt = at
 	for i, c := range s.Cumulative {
 		if len(at) == 0 || at[i] < 0 {
@@ -507,10 +508,10 @@ func (t *writer) pbSet(b []byte, set store.LabelSet) []byte {
 func (t *writer) pbPairs(b []byte, tag byte, set store.LabelSet, scheme model.EscapingScheme) []byte {
 	ps := t.sets.pairsFor(readSet(set), scheme, &t.memo)
 	for i := 0; i < len(ps); {
-		name := promtext.Unescaped(ps[i].out)
-		value := promtext.AppendUnescaped(t.pb.value[:0], ps[i].value)
-		for i++; i < len(ps) && ps[i].merged; i++ {
-			value = promtext.AppendUnescaped(append(value, promtext.Separator), ps[i].value)
+		name := promtext.Unescaped(ps[i].Out)
+		value := promtext.AppendUnescaped(t.pb.value[:0], ps[i].Value)
+		for i++; i < len(ps) && ps[i].Merged; i++ {
+			value = promtext.AppendUnescaped(append(value, promtext.Separator), ps[i].Value)
 		}
 		t.pb.value = value
 		v := unsafe.String(unsafe.SliceData(value), len(value))

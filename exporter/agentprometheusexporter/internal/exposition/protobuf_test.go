@@ -18,6 +18,7 @@ import (
 	"google.golang.org/protobuf/encoding/prototext"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -77,21 +78,18 @@ type testStore struct {
 }
 
 func newTestStore(t *testing.T) *testStore {
-	st := store.New(1<<20, 1<<20, store.Claims{})
+	st := store.New(1<<20, 1<<20, prommodel.Claims{})
 	res := st.Resource([]byte("job\xffinstance"), 5e9)
-	ti, _ := store.ParseLabels(`instance="i",job="j",os_type="linux"`)
+	ti := looseSet(`instance="i",job="j",os_type="linux"`)
 	res.SetTargetInfo(ti.Names, ti.Labels().Own)
 	return &testStore{t: t, st: st, res: res}
 }
 
-func (ts *testStore) add(family string, kind store.Kind, labels string, fill func(*store.Series)) {
+func (ts *testStore) add(family string, kind prommodel.Kind, labels string, fill func(*store.Series)) {
 	var w store.Writer
 	require.True(ts.t, ts.st.Write(&w, family, kind, "help of "+family, "", ts.res, 1), family)
 	defer w.Close()
-	set, ok := store.ParseLabels(labels)
-	if !ok {
-		set = looseSet(labels)
-	}
+	set := looseSet(labels)
 	s, out := w.Put(set.Labels())
 	require.Equal(ts.t, store.Created, out, labels)
 	s.Timestamp = 1_700_000_000_123_456_789
@@ -105,40 +103,40 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 	exemplar := func(v float64, ns int64) store.Exemplar {
 		return store.Exemplar{Labels: exemplarLabels(`span_id="0102",trace_id="0a0b"`), Value: v, Timestamp: ns}
 	}
-	ts.add("gauge", store.KindGauge, `a="1",b=""`, func(s *store.Series) { s.Value = 2.5 })
-	ts.add("gauge", store.KindGauge, ``, func(s *store.Series) { s.Value = math.NaN(); s.Timestamp = 0 })
-	ts.add("gauge", store.KindGauge, `a="q\"uote",b="back\\slash",c="new\nline"`, func(s *store.Series) { s.Value = math.Inf(-1) })
-	ts.add("gauge", store.KindGauge, `a="`+string(bytes.Repeat([]byte("v"), 300))+`"`, func(s *store.Series) { s.Value = math.Copysign(0, -1) })
-	ts.add("counter_total", store.KindCounter, `a="1"`, func(s *store.Series) {
+	ts.add("gauge", prommodel.KindGauge, `a="1",b=""`, func(s *store.Series) { s.Value = 2.5 })
+	ts.add("gauge", prommodel.KindGauge, ``, func(s *store.Series) { s.Value = math.NaN(); s.Timestamp = 0 })
+	ts.add("gauge", prommodel.KindGauge, `a="q\"uote",b="back\\slash",c="new\nline"`, func(s *store.Series) { s.Value = math.Inf(-1) })
+	ts.add("gauge", prommodel.KindGauge, `a="`+string(bytes.Repeat([]byte("v"), 300))+`"`, func(s *store.Series) { s.Value = math.Copysign(0, -1) })
+	ts.add("counter_total", prommodel.KindCounter, `a="1"`, func(s *store.Series) {
 		s.Value, s.Start = 7, 1_600_000_000_000_000_001
 		s.SetExemplars([]store.Exemplar{exemplar(1, 0), exemplar(2, 1_700_000_000_500_000_000)})
 	})
-	ts.add("counter_total", store.KindCounter, `a="2"`, func(s *store.Series) { s.Value, s.Start = 1, 999_999_999 }) // start too early to be a created time
-	ts.add("counter_total", store.KindCounter, `a="held"`, func(s *store.Series) {
+	ts.add("counter_total", prommodel.KindCounter, `a="2"`, func(s *store.Series) { s.Value, s.Start = 1, 999_999_999 }) // start too early to be a created time
+	ts.add("counter_total", prommodel.KindCounter, `a="held"`, func(s *store.Series) {
 		s.Value, s.Start, s.RunStarted = 3, 1_600_000_000_000_000_000, 100
 	})
-	ts.add("summary", store.KindSummary, `a="1"`, func(s *store.Series) {
+	ts.add("summary", prommodel.KindSummary, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 10, 4, 1_600_000_000_000_000_000
 		s.SetQuantiles([]store.Quantile{{Quantile: 0.5, Value: 1}, {Quantile: 0.99, Value: math.NaN()}})
 	})
-	ts.add("summary", store.KindSummary, `a="2"`, func(s *store.Series) {})
-	ts.add("classic", store.KindHistogram, `a="1"`, func(s *store.Series) {
+	ts.add("summary", prommodel.KindSummary, `a="2"`, func(s *store.Series) {})
+	ts.add("classic", prommodel.KindHistogram, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 12.5, 1<<40, 1_600_000_000_000_000_000
 		s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{1, 200, 1 << 35}}
 		// Two in one bucket (the later wins), one on a bound, two above every bound, a NaN.
 		s.SetExemplars([]store.Exemplar{exemplar(0.7, 1), exemplar(0.9, 2), exemplar(5, 0), exemplar(7, 3), exemplar(9, 4), exemplar(math.NaN(), 5)})
 	})
-	ts.add("classic", store.KindHistogram, `a="2"`, func(s *store.Series) {
+	ts.add("classic", prommodel.KindHistogram, `a="2"`, func(s *store.Series) {
 		s.Count = 3
 		s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{0, 0, 3}}
 		s.SetExemplars([]store.Exemplar{exemplar(-1, 0)})
 	})
-	ts.add("classic", store.KindHistogram, `a="held"`, func(s *store.Series) {
+	ts.add("classic", prommodel.KindHistogram, `a="held"`, func(s *store.Series) {
 		s.Count, s.Start, s.RunStarted = 3, 1_600_000_000_000_000_000, 100
 		s.Histogram = &store.Histogram{Bounds: testBounds, Cumulative: []uint64{1, 2, 3}}
 	})
-	ts.add("classic", store.KindHistogram, `a="no buckets"`, func(s *store.Series) { s.Count, s.Value = 1, 1 })
-	ts.add("native", store.KindHistogram, `a="1"`, func(s *store.Series) {
+	ts.add("classic", prommodel.KindHistogram, `a="no buckets"`, func(s *store.Series) { s.Count, s.Value = 1, 1 })
+	ts.add("native", prommodel.KindHistogram, `a="1"`, func(s *store.Series) {
 		s.Value, s.Count, s.Start = 3, 9, 1_600_000_000_000_000_000
 		s.SetNative(&store.NativeHistogram{Schema: -2, ZeroThreshold: 1e-9, ZeroCount: 1,
 			Positive: store.Buckets{Offset: -3, Counts: []uint64{1, 2, 0, 0, 4, 0, 1}},
@@ -146,34 +144,34 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 		})
 		s.SetExemplars([]store.Exemplar{exemplar(0.1, 1_700_000_000_000_000_000), exemplar(-4, 1_700_000_000_000_000_001)})
 	})
-	ts.add("native", store.KindHistogram, `a="empty"`, func(s *store.Series) {
+	ts.add("native", prommodel.KindHistogram, `a="empty"`, func(s *store.Series) {
 		s.SetNative(&store.NativeHistogram{Schema: 8})
 	})
-	ts.add("native", store.KindHistogram, `a="negative only"`, func(s *store.Series) {
+	ts.add("native", prommodel.KindHistogram, `a="negative only"`, func(s *store.Series) {
 		s.Count = 2
 		s.SetNative(&store.NativeHistogram{Schema: 0, Negative: store.Buckets{Offset: -1, Counts: []uint64{2}}})
 	})
-	ts.add("native", store.KindHistogram, `a="held"`, func(s *store.Series) {
+	ts.add("native", prommodel.KindHistogram, `a="held"`, func(s *store.Series) {
 		s.Count, s.Start, s.RunStarted = 2, 1_600_000_000_000_000_000, 100
 		s.SetNative(&store.NativeHistogram{Schema: 3, ZeroThreshold: 0.5, Positive: store.Buckets{Counts: []uint64{2}}})
 	})
-	ts.add("native", store.KindHistogram, `a="hidden"`, func(s *store.Series) { s.RunStarted = 1000 })
-	ts.add("only_hidden", store.KindGauge, `a="1"`, func(s *store.Series) { s.RunStarted = 1000 })
-	ts.st.Family("empty", store.KindGauge, "", "")
+	ts.add("native", prommodel.KindHistogram, `a="hidden"`, func(s *store.Series) { s.RunStarted = 1000 })
+	ts.add("only_hidden", prommodel.KindGauge, `a="1"`, func(s *store.Series) { s.RunStarted = 1000 })
+	ts.st.Family("empty", prommodel.KindGauge, "", "")
 	// Names: UTF-8, escaped, out of order once unescaped, __name__, a colon,
 	// and sets the converter never makes (looseSet). Malformed text cannot
 	// be stored: a set keeps its names and values apart.
-	ts.add("caf\u00e9.orders_total", store.KindCounter, `caf\u00e9.x="1",z="2"`, func(s *store.Series) { s.Value = 1 })
-	ts.add("names", store.KindGauge, `a\"="1",a#="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `__name__="x.y",a="1"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a.b="1",a:b="2",a_b="3"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `b="1",a="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a="1",a="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `="1",1x="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a\\="1"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a="1"b="2"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, `a="x\"y",b="v\\"`, func(s *store.Series) {})
-	ts.add("names", store.KindGauge, ``, func(s *store.Series) {})
+	ts.add("caf\u00e9.orders_total", prommodel.KindCounter, `caf\u00e9.x="1",z="2"`, func(s *store.Series) { s.Value = 1 })
+	ts.add("names", prommodel.KindGauge, `a\"="1",a#="2"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `__name__="x.y",a="1"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `a.b="1",a:b="2",a_b="3"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `b="1",a="2"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `a="1",a="2"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `="1",1x="2"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `a\\="1"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `a="1"b="2"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, `a="x\"y",b="v\\"`, func(s *store.Series) {})
+	ts.add("names", prommodel.KindGauge, ``, func(s *store.Series) {})
 
 	for _, send := range []bool{false, true} {
 		opts := Options{SendTimestamps: send, TargetInfoName: "target_info", Release: store.Release{Zero: 100, Value: 50}}
@@ -187,7 +185,7 @@ func TestWriteProtobufWritesWhatExpfmtWrites(t *testing.T) {
 
 func TestWriteProtobufOfAnEmptyStoreIsEmpty(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, Write(&b, store.New(1, 1, store.Claims{}), Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
+	require.NoError(t, Write(&b, store.New(1, 1, prommodel.Claims{}), Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
 	assert.Zero(t, b.Len())
 }
 
@@ -196,7 +194,7 @@ func TestWriteProtobufSplitsOnlyBetweenFamilies(t *testing.T) {
 	ts := newTestStore(t)
 	value := string(bytes.Repeat([]byte("x"), 1000))
 	for i := range 3 * plainPartLines {
-		ts.add(fmt.Sprint("f", i%3), store.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) { s.Value = float64(i) })
+		ts.add(fmt.Sprint("f", i%3), prommodel.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) { s.Value = float64(i) })
 	}
 	var w countingWriter
 	require.NoError(t, Write(&w, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
@@ -210,7 +208,7 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.writes++; return len(p
 
 func TestWriteProtobufStopsAtAWriteError(t *testing.T) {
 	ts := newTestStore(t)
-	ts.add("g", store.KindGauge, `a="1"`, func(s *store.Series) {})
+	ts.add("g", prommodel.KindGauge, `a="1"`, func(s *store.Series) {})
 	err := Write(failingWriter{}, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping})
 	assert.ErrorIs(t, err, errGone)
 }
@@ -249,10 +247,4 @@ func protowireLen(n int) []byte {
 }
 
 // exemplarLabels is an exemplar's set written as text.
-func exemplarLabels(text string) store.LabelSet {
-	s, ok := store.ParseLabels(text)
-	if !ok {
-		panic("malformed label set " + text)
-	}
-	return s
-}
+func exemplarLabels(text string) store.LabelSet { return looseSet(text) }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -23,7 +24,7 @@ import (
 // scrape takes this walk.
 //
 // As the reference, it keeps its own copy of the rules the direct writers
-// take from store.Snapshot (Created, CounterExemplar, BucketExemplars):
+// take from prommodel (Created, CounterExemplar, BucketExemplars):
 // were it to share them, a wrong rule would pass the equivalence tests.
 // Families are encoded one at a time so that memory stays bounded by the
 // largest family.
@@ -66,11 +67,11 @@ func ptr[T any](v T) *T { return &v }
 func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPair) *dto.MetricFamily {
 	mf := &dto.MetricFamily{Name: ptr(f.Name), Help: ptr(f.Help)}
 	switch f.Kind {
-	case store.KindCounter:
+	case prommodel.KindCounter:
 		mf.Type = dto.MetricType_COUNTER.Enum()
-	case store.KindHistogram:
+	case prommodel.KindHistogram:
 		mf.Type = dto.MetricType_HISTOGRAM.Enum()
-	case store.KindSummary:
+	case prommodel.KindSummary:
 		mf.Type = dto.MetricType_SUMMARY.Enum()
 	default:
 		mf.Type = dto.MetricType_GAUGE.Enum()
@@ -96,20 +97,20 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 			created = timestamppb.New(time.Unix(0, s.Start))
 		}
 		switch f.Kind {
-		case store.KindCounter:
+		case prommodel.KindCounter:
 			m.Counter = &dto.Counter{Value: ptr(s.Value), CreatedTimestamp: created}
 			if n := len(s.Exemplars()); n > 0 {
 				// A counter carries one exemplar: the latest, as client_golang keeps.
 				m.Counter.Exemplar = exemplarDTO(s.Exemplars()[n-1])
 			}
-		case store.KindGauge:
+		case prommodel.KindGauge:
 			m.Gauge = &dto.Gauge{Value: ptr(s.Value)}
-		case store.KindSummary:
+		case prommodel.KindSummary:
 			m.Summary = &dto.Summary{SampleCount: ptr(s.Count), SampleSum: ptr(s.Value), CreatedTimestamp: created}
 			for _, q := range s.Quantiles() {
 				m.Summary.Quantile = append(m.Summary.Quantile, &dto.Quantile{Quantile: ptr(q.Quantile), Value: ptr(q.Value)})
 			}
-		case store.KindHistogram:
+		case prommodel.KindHistogram:
 			m.Histogram = histogramDTO(s, created)
 		}
 		mf.Metric = append(mf.Metric, m)
@@ -119,9 +120,9 @@ func familyDTO(f *store.Family, opts Options, labels func(string) []*dto.LabelPa
 
 // heldDTO fills m with the zero of a held run: a counter or histogram with
 // no observations yet, in the layout of the stored one.
-func heldDTO(kind store.Kind, s *store.Series, m *dto.Metric) *dto.Metric {
+func heldDTO(kind prommodel.Kind, s *store.Series, m *dto.Metric) *dto.Metric {
 	created := timestamppb.New(time.Unix(0, s.Start))
-	if kind == store.KindCounter {
+	if kind == prommodel.KindCounter {
 		m.Counter = &dto.Counter{Value: ptr(0.0), CreatedTimestamp: created}
 		return m
 	}

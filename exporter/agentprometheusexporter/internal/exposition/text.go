@@ -3,6 +3,7 @@ package exposition // import "github.com/statsgate/statsgate/exporter/agentprome
 import (
 	"strconv"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -38,7 +39,7 @@ func (textFormat) series(t *writer, s *store.Snapshot) {
 	}
 	n := &t.names
 	switch t.kind {
-	case store.KindHistogram:
+	case prommodel.KindHistogram:
 		// Bounds are rendered as text once per layout (store.Bounds.Text).
 		t.setPrefix(&n.bucket)
 		if s.Bounds != nil {
@@ -51,7 +52,7 @@ func (textFormat) series(t *writer, s *store.Snapshot) {
 		t.textValue(s.Value)
 		t.sample(&n.count)
 		t.textCount(s.Count)
-	case store.KindSummary:
+	case prommodel.KindSummary:
 		t.setPrefix(&n.sample)
 		for i, q := range s.Quantiles {
 			t.buf = append(t.buf, t.prefix...)

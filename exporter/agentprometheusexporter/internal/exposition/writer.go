@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -105,12 +106,12 @@ type writer struct {
 	pool    *sync.Pool
 	out     int // bytes written out of buf since the writer was given w
 
-	kind    store.Kind  // the current family's type
-	famName string      // the current family's name, as stored
-	names   familyNames // the current family's names, rendered for scheme
-	sets    labelSets   // the current series' label set, rendered for scheme
-	memo    nameMemo    // names escaped for a scheme, kept across scrapes
-	stamp   []byte      // the current series' timestamp as its lines end with it, " 1700000000000" or empty
+	kind    prommodel.Kind // the current family's type
+	famName string         // the current family's name, as stored
+	names   familyNames    // the current family's names, rendered for scheme
+	sets    labelSets      // the current series' label set, rendered for scheme
+	memo    nameMemo       // names escaped for a scheme, kept across scrapes
+	stamp   []byte         // the current series' timestamp as its lines end with it, " 1700000000000" or empty
 	// prefix is `name{labels,` (or `{"name",labels,`) of the current
 	// series' lines that add a label (buckets, quantiles), rendered once per
 	// series and name.
@@ -150,13 +151,13 @@ func (t *writer) spill() {
 func (t *writer) written() int { return t.out + len(t.buf) - t.skip }
 
 // family begins a family: its names, then the format's beginning.
-func (t *writer) family(name, help string, kind store.Kind) {
+func (t *writer) family(name, help string, kind prommodel.Kind) {
 	t.enter(name, kind)
 	t.format.begin(t, help)
 }
 
 // enter makes a family the current one, without writing anything.
-func (t *writer) enter(name string, kind store.Kind) {
+func (t *writer) enter(name string, kind prommodel.Kind) {
 	t.kind, t.famName = kind, name
 	if t.textual {
 		t.names.render(name, kind, t.scheme, t.isOM, &t.memo)

@@ -6,14 +6,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 // TestCardinalityCounts follows the counts of the cardinality view through
 // creation, refusal by each limit, deletion and expiry.
 func TestCardinalityCounts(t *testing.T) {
-	st := New(5, 3, Claims{})
-	g, _ := st.Family("g", KindGauge, "", "")
-	c, _ := st.Family("c_total", KindCounter, "", "")
+	st := New(5, 3, prommodel.Claims{})
+	g, _ := st.Family("g", prommodel.KindGauge, "", "")
+	c, _ := st.Family("c_total", prommodel.KindCounter, "", "")
 	flood, calm := st.Resource([]byte("flood\xffa"), 1), st.Resource([]byte("calm\xffb"), 1)
 	upsert := func(f *Family, r *Resource, labels string, now int64) Outcome {
 		f.lock()
@@ -52,8 +54,8 @@ func TestCardinalityCounts(t *testing.T) {
 }
 
 func TestScanChunk(t *testing.T) {
-	st := New(10_000, 10_000, Claims{})
-	f, _ := st.Family("g", KindGauge, "", "")
+	st := New(10_000, 10_000, prommodel.Claims{})
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
 	a, b := st.Resource([]byte("a\xff1"), 1), st.Resource([]byte("b\xff2"), 1)
 	f.lock()
 	n := ChunkSize + 10

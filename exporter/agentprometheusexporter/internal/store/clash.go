@@ -5,12 +5,13 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/promtext"
 )
 
 // A scraper that does not take UTF-8 names gets every label name that is
 // not a legacy one escaped to underscores, names that escape alike joined
-// into one label (promtext.UnderscoreLabelName). Two series whose sets
+// into one label (prommodel's underscore rule). Two series whose sets
 // differ only in such names, {a.b="x"} and {a-b="x"}, or {a.b="x"} and
 // {a_b="x"}, would be written as one series twice: a scrape that does not
 // parse for expfmt, a duplicate sample for Prometheus. The first series
@@ -37,7 +38,7 @@ type clashes struct {
 // clashGroup is the sets of names with the same underscored names.
 type clashGroup struct {
 	sets int
-	// written maps what each series of the group writes (AppendUnderscored)
+	// written maps what each series of the group writes (appendUnderscored)
 	// to it, once the group has more than one set of names.
 	written map[string]*Series
 }
@@ -61,7 +62,7 @@ func (f *Family) clash(l *Labels) (written string, taken bool) {
 		return "", false
 	}
 	set := LabelSet{Names: l.Names, shared: l.Shared, values: unsafe.String(unsafe.SliceData(l.Own), len(l.Own))}
-	written = string(AppendUnderscored(nil, set))
+	written = string(appendUnderscored(nil, set))
 	_, taken = g.written[written]
 	return written, taken
 }
@@ -82,7 +83,7 @@ func (f *Family) forgetClash(s *Series) {
 	if g == nil || g.written == nil {
 		return
 	}
-	written := string(AppendUnderscored(nil, s.Labels))
+	written := string(appendUnderscored(nil, s.Labels))
 	if g.written[written] == s {
 		delete(g.written, written)
 	}
@@ -105,7 +106,7 @@ func (c *clashes) join(f *Family, names *LabelNames) *clashGroup {
 		g.written = map[string]*Series{}
 		for _, s := range f.series {
 			if c.byNames[s.Labels.Names.key] == g {
-				g.written[string(AppendUnderscored(nil, s.Labels))] = s
+				g.written[string(appendUnderscored(nil, s.Labels))] = s
 			}
 		}
 	}
@@ -117,7 +118,7 @@ func (c *clashes) join(f *Family, names *LabelNames) *clashGroup {
 func underscoredKey(names []string) string {
 	outs := make([]string, len(names))
 	for i, name := range names {
-		outs[i] = underscored(name)
+		outs[i] = prommodel.UnderscoredName(name)
 	}
 	slices.Sort(outs)
 	var key strings.Builder
@@ -130,44 +131,19 @@ func underscoredKey(names []string) string {
 	return key.String()
 }
 
-// underscored is a stored name as underscore escaping writes it.
-func underscored(name string) string {
-	if promtext.IsLegacyLabelName(name) {
-		return name
-	}
-	return promtext.UnderscoreLabelName(promtext.Unescaped(name))
-}
-
-// AppendUnderscored appends the set as a scrape without UTF-8 names writes
-// it, `a_b="x;y",c="z"`: as the exposition's writers order and join the
-// pairs (exposition.labelSets.pairsFor, which a test compares it with).
-func AppendUnderscored(b []byte, set LabelSet) []byte {
-	type pair struct{ name, out, value string }
-	var pairs []pair
+// appendUnderscored appends the set as a scrape without UTF-8 names writes
+// it (prommodel's underscore rule), `a_b="x;y",c="z"`.
+func appendUnderscored(b []byte, set LabelSet) []byte {
+	var pairs []prommodel.Pair
 	c := set.Cursor()
 	for _, name := range set.Names.Names {
 		value, ok := c.Next()
 		if !ok {
 			break
 		}
-		pairs = append(pairs, pair{name, underscored(name), value})
+		pairs = append(pairs, prommodel.Pair{Name: name, Value: value, Out: prommodel.UnderscoredName(name)})
 	}
-	slices.SortStableFunc(pairs, func(a, b pair) int { return promtext.CompareUnescaped(a.name, b.name) })
-	slices.SortStableFunc(pairs, func(a, b pair) int { return strings.Compare(a.out, b.out) })
-	for i, p := range pairs {
-		switch {
-		case i > 0 && p.out == pairs[i-1].out:
-			b = append(b, promtext.Separator)
-		case i > 0:
-			b = append(b, `",`...)
-			fallthrough
-		default:
-			b = append(append(b, p.out...), `="`...)
-		}
-		b = append(b, p.value...)
-	}
-	if len(pairs) > 0 {
-		b = append(b, '"')
-	}
-	return b
+	slices.SortStableFunc(pairs, func(a, b prommodel.Pair) int { return promtext.CompareUnescaped(a.Name, b.Name) })
+	prommodel.SortUnderscored(pairs)
+	return prommodel.AppendUnderscored(b, pairs)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -26,8 +28,8 @@ func TestLabelClashKeepsTheFirstSeries(t *testing.T) {
 		{"names joined", `a-b="y",a.b="x"`, []string{`a_b="y;x"`, `a-b="y",a_b="x"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			st := New(100, 100, Claims{})
-			f, ok := st.Family("g", KindGauge, "", "")
+			st := New(100, 100, prommodel.Claims{})
+			f, ok := st.Family("g", prommodel.KindGauge, "", "")
 			require.True(t, ok)
 			res := st.Resource([]byte("job\xffinst"), 0)
 			f.lock()
@@ -153,7 +155,7 @@ func TestAppendUnderscoredWritesTheUnderscoredSet(t *testing.T) {
 		{[]rawPair{{"a", "line\nbreak"}, {"b.c", ""}}, `a="line\nbreak",b_c=""`},
 	} {
 		assert.Equal(t, tc.want, underscoredReference(tc.pairs), "reference, %v", tc.pairs)
-		assert.Equal(t, tc.want, string(AppendUnderscored(nil, setOf(t, tc.pairs))), "%v", tc.pairs)
+		assert.Equal(t, tc.want, string(appendUnderscored(nil, setOf(t, tc.pairs))), "%v", tc.pairs)
 	}
 }
 
@@ -185,7 +187,7 @@ func clashSets(names []string) [][]rawPair {
 func TestAppendUnderscoredWritesAsTheReference(t *testing.T) {
 	sets := clashSets(clashNames)
 	for _, pairs := range sets {
-		assert.Equal(t, underscoredReference(pairs), string(AppendUnderscored(nil, setOf(t, pairs))), "%v", pairs)
+		assert.Equal(t, underscoredReference(pairs), string(appendUnderscored(nil, setOf(t, pairs))), "%v", pairs)
 	}
 	require.Greater(t, len(sets), 400)
 }
@@ -198,7 +200,7 @@ func TestAppendUnderscoredWritesAsTheReference(t *testing.T) {
 // whose names escape alike and no other.
 func TestLabelClashRefusesWhatTheReferenceWritesAlike(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	st := New(1_000_000, 1_000_000, Claims{})
+	st := New(1_000_000, 1_000_000, prommodel.Claims{})
 	res := st.Resource([]byte("job\xffinst"), 0)
 	var refused, created int
 	for family := range 200 {
@@ -208,7 +210,7 @@ func TestLabelClashRefusesWhatTheReferenceWritesAlike(t *testing.T) {
 			rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
 			names = names[:2+rng.IntN(2)]
 		}
-		f, ok := st.Family(fmt.Sprint("g", family), KindGauge, "", "")
+		f, ok := st.Family(fmt.Sprint("g", family), prommodel.KindGauge, "", "")
 		require.True(t, ok)
 		r, c := clashFamily(t, f, res, rng, clashSets(names))
 		refused, created = refused+r, created+c

@@ -3,6 +3,8 @@ package store // import "github.com/statsgate/statsgate/exporter/agentprometheus
 import (
 	"sync"
 	"time"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 // chunk bounds how many series a scrape or sweep handles per lock hold, so
@@ -14,7 +16,7 @@ type Family struct {
 	Name string
 	Help string
 	Unit string
-	Kind Kind
+	Kind prommodel.Kind
 
 	store *Store
 

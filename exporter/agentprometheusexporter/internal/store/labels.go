@@ -366,39 +366,6 @@ func CompareSets(a, b LabelSet) int {
 // Text is AppendText as a string.
 func (s LabelSet) Text() string { return string(s.AppendText(nil)) }
 
-// ParseLabels reads a set written as AppendText writes it, into a set of
-// names of its own; ok is false when labels is malformed or its names are
-// not sorted and distinct. It allocates: for tests and tools.
-func ParseLabels(labels string) (s LabelSet, ok bool) {
-	var names []string
-	var values []byte
-	for rest := labels; rest != ""; {
-		// A name ends at the first unescaped quote, which follows its '='.
-		open := promtext.ClosingQuote(rest, 0)
-		if open < 2 || rest[open-1] != '=' {
-			return LabelSet{}, false
-		}
-		end := promtext.ClosingQuote(rest, open+1)
-		if end < 0 {
-			return LabelSet{}, false
-		}
-		name := rest[:open-1]
-		if len(names) > 0 && names[len(names)-1] >= name {
-			return LabelSet{}, false
-		}
-		names = append(names, name)
-		values = AppendValue(values, rest[open+1:end])
-		rest = rest[end+1:]
-		if rest != "" {
-			if rest[0] != ',' || len(rest) == 1 {
-				return LabelSet{}, false
-			}
-			rest = rest[1:]
-		}
-	}
-	return LabelSet{Names: NewLabelNames(names), values: string(values)}, true
-}
-
 // overflowKey is a set as a map key, by content.
 type overflowKey struct{ names, values string }
 

@@ -7,12 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 // parsed returns a set written as text, as a Writer is given it.
 func parsed(t testing.TB, labels string) *Labels {
 	t.Helper()
-	s, ok := ParseLabels(labels)
+	s, ok := parseLabels(labels)
 	require.True(t, ok, labels)
 	return &Labels{Names: s.Names, Own: []byte(s.values)}
 }
@@ -36,7 +38,7 @@ func TestLabelSetTextRoundTrips(t *testing.T) {
 		`a="x\"y\\",b="line\nbreak",c="\\\\"`,
 		`a\"b="v",ä="ü"`,
 	} {
-		s, ok := ParseLabels(text)
+		s, ok := parseLabels(text)
 		require.True(t, ok, text)
 		assert.Equal(t, text, s.Text())
 	}
@@ -44,7 +46,7 @@ func TestLabelSetTextRoundTrips(t *testing.T) {
 
 func TestParseLabelsRefusesMalformedAndUnsortedSets(t *testing.T) {
 	for _, text := range []string{`a`, `a="x`, `a="x",`, `a="x"b="y"`, `b="x",a="y"`, `a="x",a="y"`, `="x"`} {
-		_, ok := ParseLabels(text)
+		_, ok := parseLabels(text)
 		assert.False(t, ok, text)
 	}
 }
@@ -60,8 +62,8 @@ func TestLabelNamesAreTheSameByContent(t *testing.T) {
 }
 
 func TestSetsOfOtherNamesAreOtherSeries(t *testing.T) {
-	st := New(10, 10, Claims{})
-	f, _ := st.Family("g", KindGauge, "", "")
+	st := New(10, 10, prommodel.Claims{})
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
 	res := st.Resource([]byte("j\xffi"), 0)
 	f.lock()
 	defer f.mu.Unlock()
@@ -85,7 +87,7 @@ func TestValuesOfAnyLengthRoundTrip(t *testing.T) {
 	s := LabelSet{Names: NewLabelNames([]string{"a", "b", "c", "d", "e"}), values: string(values)}
 	want := `a="a",b="` + long + `",c="x\"y",d="` + strings.Repeat("w", 127) + `",e="` + strings.Repeat("z", 128) + `"`
 	assert.Equal(t, want, s.Text())
-	parsed, ok := ParseLabels(want)
+	parsed, ok := parseLabels(want)
 	require.True(t, ok)
 	assert.Equal(t, s.values, parsed.values, "AppendValue and CloseValue agree")
 	var got []string
@@ -115,7 +117,7 @@ func TestCompareSetsOrdersPairByPair(t *testing.T) {
 		``,
 		`a="1",b="1"`,
 	} {
-		s, ok := ParseLabels(text)
+		s, ok := parseLabels(text)
 		require.True(t, ok, text)
 		sets = append(sets, s)
 	}

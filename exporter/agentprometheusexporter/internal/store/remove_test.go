@@ -7,12 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 // put writes a series of res into family name at point time ts.
 func put(t *testing.T, st *Store, name, labels string, res *Resource, ts int64, delta bool) *Series {
 	t.Helper()
-	f, ok := st.Family(name, KindCounter, "", "")
+	f, ok := st.Family(name, prommodel.KindCounter, "", "")
 	require.True(t, ok)
 	f.lock()
 	defer f.mu.Unlock()
@@ -43,7 +45,7 @@ func membersOf(r *Resource) []string {
 }
 
 func TestRemoveUpToKeepsNewerSeriesAndDeltas(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	agent := st.Resource([]byte("shop\xffpod-1"), 1)
 	bystander := st.Resource([]byte("shop\xffpod-2"), 1)
 	put(t, st, "a_total", `k="1"`, agent, 100, false)
@@ -62,7 +64,7 @@ func TestRemoveUpToKeepsNewerSeriesAndDeltas(t *testing.T) {
 	assert.Equal(t, []string{`a_total{k="3"}`}, membersOf(bystander))
 	assert.Equal(t, int64(3), st.SeriesCount())
 	assert.Equal(t, int64(2), agent.SeriesCount())
-	a, _ := st.Family("a_total", KindCounter, "", "")
+	a, _ := st.Family("a_total", prommodel.KindCounter, "", "")
 	assert.Equal(t, []string{`k="3"`}, labelsOf(a))
 
 	// Once the scrapers took the deltas.
@@ -76,7 +78,7 @@ func TestRemoveUpToKeepsNewerSeriesAndDeltas(t *testing.T) {
 }
 
 func TestRemoveDeltasUpToKeepsDeltasUpdatedSince(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	agent := st.Resource([]byte("shop\xffpod-1"), 1)
 	s := put(t, st, "d_total", `k="1"`, agent, 100, true)
 	_, held := st.RemoveUpTo(agent, 150)
@@ -90,13 +92,13 @@ func TestRemoveDeltasUpToKeepsDeltasUpdatedSince(t *testing.T) {
 // expiry, a point that ends the series, a departure; and the members stay
 // consistent over thousands of creations and removals in any order.
 func TestResourceMembersFollowEveryRemoval(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	agents := []*Resource{st.Resource([]byte("j\xff1"), 0), st.Resource([]byte("j\xff2"), 0)}
 	const n = 3 * chunk
 	for i := range n {
 		put(t, st, fmt.Sprintf("f%d_total", i%7), fmt.Sprintf(`i="%d"`, i), agents[i%2], int64(i), false)
 	}
-	f3, _ := st.Family("f3_total", KindCounter, "", "")
+	f3, _ := st.Family("f3_total", prommodel.KindCounter, "", "")
 	f3.lock()
 	require.True(t, deleteText(t, f3, `i="3"`))
 	f3.mu.Unlock()
@@ -116,7 +118,7 @@ func TestResourceMembersFollowEveryRemoval(t *testing.T) {
 }
 
 func TestResourcesAreFoundByID(t *testing.T) {
-	st := New(10, 10, Claims{})
+	st := New(10, 10, prommodel.Claims{})
 	r := st.Resource([]byte("shop\xffpod-1"), 1)
 	assert.Same(t, r, st.ResourceByID(IDOf([]byte("shop\xffpod-1"))))
 	assert.Nil(t, st.ResourceByID(IDOf([]byte("shop\xffpod-2"))))

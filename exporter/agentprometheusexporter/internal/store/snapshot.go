@@ -1,7 +1,5 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
-import "sort"
-
 // Snapshot is a copy of the state a scrape needs of one series, taken under
 // the family's read lock so that formatting happens after it is released:
 // ingestion then waits for a copy, never for formatting. Slices point into
@@ -23,51 +21,6 @@ type Snapshot struct {
 	Native     *NativeSnapshot
 	Quantiles  []Quantile
 	Exemplars  []Exemplar
-}
-
-// The rules below are what every direct writer writes of a snapshot, so
-// that they are written once. exposition's reference writer (its
-// reference_test.go, the oracle of the equivalence tests) keeps its own copy of them: sharing them
-// with it would hide a wrong rule from those tests.
-
-// Created returns the created time a scrape writes for s, in unix
-// nanoseconds, and whether it writes one: a held zero always has its run's
-// start; any other series one from one second after the epoch on (0 and
-// tiny values mean unknown).
-func (s *Snapshot) Created() (ns int64, ok bool) {
-	return s.Start, s.Held || s.Start >= 1e9
-}
-
-// CounterExemplar is the exemplar a counter carries, nil for none: its
-// latest, as client_golang keeps one.
-func (s *Snapshot) CounterExemplar() *Exemplar {
-	if n := len(s.Exemplars); n > 0 {
-		return &s.Exemplars[n-1]
-	}
-	return nil
-}
-
-// BucketExemplars places the exemplars of a classic histogram in its
-// buckets: it returns at, reused, holding per bound and then for +Inf the
-// index in Exemplars of the exemplar that bucket carries, -1 for none. Each
-// exemplar goes to the first bucket whose bound is not below its value, a
-// later one replacing an earlier; one above every bound goes to +Inf (which
-// client_golang then writes as a bucket of its own). It returns an empty
-// slice when no bucket carries one: no exemplars, or no classic buckets (a
-// native histogram carries its exemplars apart).
-func (s *Snapshot) BucketExemplars(at []int) []int {
-	at = at[:0]
-	if len(s.Exemplars) == 0 || s.Bounds == nil || s.Native != nil {
-		return at
-	}
-	bounds := s.Bounds.Values
-	for range len(bounds) + 1 {
-		at = append(at, -1)
-	}
-	for i := range s.Exemplars {
-		at[sort.SearchFloat64s(bounds, s.Exemplars[i].Value)] = i
-	}
-	return at
 }
 
 // NativeSnapshot is the copy of an exponential histogram.

@@ -7,19 +7,21 @@ import (
 	"sync/atomic"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 // Store holds every family and resource.
 type Store struct {
 	maxSeries      int64
 	maxPerResource int64
-	claimsOf       Claims
+	claimsOf       prommodel.Claims
 
 	mu        sync.RWMutex
 	families  map[string]*Family
 	resources map[string]*Resource
 	byID      map[ID]*Resource
-	// claims maps every name a family's exposition writes (see exposedNames)
+	// claims maps every name a family's exposition writes (see prommodel.ExposedNames)
 	// to the family, so that a new family whose names would clash with
 	// another's is refused instead of making the scrape unparseable.
 	claims map[string]*Family
@@ -62,16 +64,8 @@ func (st *Store) DeltasAt() int64 { return st.deltaAt.Load() }
 // RunAt is the store clock of the latest batch that began a run of deltas, 0 for none.
 func (st *Store) RunAt() int64 { return st.runAt.Load() }
 
-// Claims says which formats' names a family takes besides its own (see
-// exposedNames): a clash that exists only in OpenMetrics, such as a counter
-// x_total next to a gauge x, drops nothing when OpenMetrics is never served.
-type Claims struct {
-	OpenMetrics    bool // OpenMetrics may be served
-	CreatedSamples bool // and it carries _created samples
-}
-
 // New returns an empty store with the given limits.
-func New(maxSeries, maxSeriesPerResource int, claims Claims) *Store {
+func New(maxSeries, maxSeriesPerResource int, claims prommodel.Claims) *Store {
 	return &Store{
 		maxSeries:      int64(maxSeries),
 		maxPerResource: int64(maxSeriesPerResource),
@@ -94,34 +88,6 @@ func (st *Store) Reserve(name string) {
 	st.claims[model.EscapeName(name, model.UnderscoreEscaping)] = reserved
 }
 
-// exposedNames lists the names a family takes in the text and OpenMetrics
-// expositions c allows: its TYPE names and sample names, for the name as
-// scraped with underscore escaping (where "a.b" and "a_b" become one name).
-// expfmt's parser, which promtool uses, attributes a sample to a histogram
-// or summary by these suffixes, and OpenMetrics types a counter by its name
-// without "_total" and writes its samples with it: two families sharing any
-// of these names make the exposition fail to parse.
-func exposedNames(name string, kind Kind, c Claims) []string {
-	name = model.EscapeName(name, model.UnderscoreEscaping)
-	names := []string{name}
-	for _, suffix := range kind.Suffixes() {
-		names = append(names, name+suffix)
-	}
-	stem := name
-	if kind == KindCounter && c.OpenMetrics {
-		var total bool
-		if stem, total = CounterStem(name); total {
-			names = append(names, stem)
-		} else {
-			names = append(names, name+SuffixTotal)
-		}
-	}
-	if kind != KindGauge && c.OpenMetrics && c.CreatedSamples {
-		names = append(names, stem+SuffixCreated)
-	}
-	return names
-}
-
 // SeriesCount is the number of series held.
 func (st *Store) SeriesCount() int64 { return st.total.Load() }
 
@@ -130,7 +96,7 @@ func (st *Store) SeriesCount() int64 { return st.total.Load() }
 // that family), or when a new family's exposed names clash with another
 // family's (f is nil): the first family keeps its names and the caller drops
 // the conflicting points.
-func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, ok bool) {
+func (st *Store) Family(name string, kind prommodel.Kind, help, unit string) (f *Family, ok bool) {
 	st.mu.RLock()
 	f = st.families[name]
 	st.mu.RUnlock()
@@ -138,7 +104,7 @@ func (st *Store) Family(name string, kind Kind, help, unit string) (f *Family, o
 		st.mu.Lock()
 		defer st.mu.Unlock()
 		if f = st.families[name]; f == nil {
-			claims := exposedNames(name, kind, st.claimsOf)
+			claims := prommodel.ExposedNames(name, kind, st.claimsOf)
 			for _, c := range claims {
 				if st.claims[c] != nil {
 					return nil, false
@@ -233,7 +199,7 @@ func (st *Store) forgetLocked(f *Family) {
 	}
 	f.dead = true
 	delete(st.families, f.Name)
-	for _, c := range exposedNames(f.Name, f.Kind, st.claimsOf) {
+	for _, c := range prommodel.ExposedNames(f.Name, f.Kind, st.claimsOf) {
 		if st.claims[c] == f {
 			delete(st.claims, c)
 		}

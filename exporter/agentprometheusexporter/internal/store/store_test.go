@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 func labelsOf(f *Family) []string {
@@ -17,8 +19,8 @@ func labelsOf(f *Family) []string {
 }
 
 func TestHashCollisionsKeepSeriesApart(t *testing.T) {
-	st := New(100, 100, Claims{})
-	f, ok := st.Family("g", KindGauge, "", "")
+	st := New(100, 100, prommodel.Claims{})
+	f, ok := st.Family("g", prommodel.KindGauge, "", "")
 	require.True(t, ok)
 	res := st.Resource([]byte("job\xffinst"), 0)
 	allCollideForTests = true
@@ -53,8 +55,8 @@ func TestHashCollisionsKeepSeriesApart(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	st := New(3, 2, Claims{})
-	f, _ := st.Family("g", KindGauge, "", "")
+	st := New(3, 2, prommodel.Claims{})
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
 	r1, r2 := st.Resource([]byte("a\xff1"), 0), st.Resource([]byte("b\xff2"), 0)
 	f.lock()
 	defer f.mu.Unlock()
@@ -73,10 +75,10 @@ func TestLimits(t *testing.T) {
 }
 
 func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
-	f, _ := st.Family("g", KindGauge, "", "")
-	other, _ := st.Family("h", KindGauge, "", "")
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
+	other, _ := st.Family("h", prommodel.KindGauge, "", "")
 	const n = 3*chunk + 17
 	f.lock()
 	for i := range n {
@@ -115,9 +117,9 @@ func TestSweepRemovesStaleSeriesAcrossChunksAndEmptyFamilies(t *testing.T) {
 }
 
 func TestRangeVisitsEverySeriesOnce(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
-	f, _ := st.Family("g", KindGauge, "", "")
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
 	const n = 2*chunk + 5
 	f.lock()
 	for i := range n {
@@ -134,20 +136,20 @@ func TestRangeVisitsEverySeriesOnce(t *testing.T) {
 }
 
 func TestTypeConflictKeepsFirstKind(t *testing.T) {
-	st := New(10, 10, Claims{})
-	f1, ok := st.Family("m", KindCounter, "first", "")
+	st := New(10, 10, prommodel.Claims{})
+	f1, ok := st.Family("m", prommodel.KindCounter, "first", "")
 	require.True(t, ok)
-	f2, ok := st.Family("m", KindGauge, "second", "")
+	f2, ok := st.Family("m", prommodel.KindGauge, "second", "")
 	assert.False(t, ok)
 	assert.Same(t, f1, f2)
-	assert.Equal(t, KindCounter, f2.Kind)
+	assert.Equal(t, prommodel.KindCounter, f2.Kind)
 	assert.Equal(t, "first", f2.Help)
 }
 
 func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
-	st := New(10, 10, Claims{})
+	st := New(10, 10, prommodel.Claims{})
 	r := st.Resource([]byte("j\xffi"), 100)
-	ti, _ := ParseLabels(`instance="i",job="j"`)
+	ti, _ := parseLabels(`instance="i",job="j"`)
 	r.SetTargetInfo(ti.Names, []byte(ti.values))
 	st.Sweep(50)
 	assert.Same(t, r, st.Resource([]byte("j\xffi"), 200), "a resource touched after the cutoff is kept")
@@ -158,29 +160,29 @@ func TestResourceSurvivesSweepWhileFresh(t *testing.T) {
 func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 	type clash struct {
 		name string
-		kind Kind
+		kind prommodel.Kind
 	}
 	always := []clash{
-		{"h_count", KindGauge}, {"h_bucket", KindHistogram}, // h's series
-		{"target_info", KindGauge},
-		{"a_b", KindGauge}, // a.b as escaped for most scrapers
+		{"h_count", prommodel.KindGauge}, {"h_bucket", prommodel.KindHistogram}, // h's series
+		{"target_info", prommodel.KindGauge},
+		{"a_b", prommodel.KindGauge}, // a.b as escaped for most scrapers
 	}
-	openMetrics := []clash{{"c", KindGauge}, {"n_total", KindGauge}} // c_total is "c" in OpenMetrics, n is n_total
-	created := []clash{{"h_created", KindGauge}, {"c_created", KindCounter}}
+	openMetrics := []clash{{"c", prommodel.KindGauge}, {"n_total", prommodel.KindGauge}} // c_total is "c" in OpenMetrics, n is n_total
+	created := []clash{{"h_created", prommodel.KindGauge}, {"c_created", prommodel.KindCounter}}
 	for _, tc := range []struct {
-		claims          Claims
+		claims          prommodel.Claims
 		refused, served []clash
 	}{
-		{Claims{}, always, append(openMetrics, created...)},
-		{Claims{OpenMetrics: true}, append(always, openMetrics...), created},
-		{Claims{OpenMetrics: true, CreatedSamples: true}, append(append(always, openMetrics...), created...), nil},
+		{prommodel.Claims{}, always, append(openMetrics, created...)},
+		{prommodel.Claims{OpenMetrics: true}, append(always, openMetrics...), created},
+		{prommodel.Claims{OpenMetrics: true, CreatedSamples: true}, append(append(always, openMetrics...), created...), nil},
 	} {
 		st := New(10, 10, tc.claims)
 		st.Reserve("target_info")
 		for _, name := range []string{"h", "c_total", "n", "a.b"} {
-			kind := map[string]Kind{"h": KindHistogram, "a.b": KindGauge}[name]
+			kind := map[string]prommodel.Kind{"h": prommodel.KindHistogram, "a.b": prommodel.KindGauge}[name]
 			if name == "c_total" || name == "n" {
-				kind = KindCounter
+				kind = prommodel.KindCounter
 			}
 			_, ok := st.Family(name, kind, "", "")
 			require.True(t, ok, name)
@@ -196,10 +198,10 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 		}
 	}
 
-	st := New(10, 10, Claims{OpenMetrics: true, CreatedSamples: true})
-	h, ok := st.Family("h", KindHistogram, "", "")
+	st := New(10, 10, prommodel.Claims{OpenMetrics: true, CreatedSamples: true})
+	h, ok := st.Family("h", prommodel.KindHistogram, "", "")
 	require.True(t, ok)
-	f, ok := st.Family("h_total", KindGauge, "", "")
+	f, ok := st.Family("h_total", prommodel.KindGauge, "", "")
 	assert.True(t, ok, "h_total is none of h's names")
 	assert.NotNil(t, f)
 
@@ -209,7 +211,7 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 	upsertText(t, h, `k="v"`, res, 0)
 	h.mu.Unlock()
 	st.Sweep(1)
-	_, ok = st.Family("h_count", KindGauge, "", "")
+	_, ok = st.Family("h_count", prommodel.KindGauge, "", "")
 	assert.True(t, ok)
 }
 
@@ -219,9 +221,9 @@ func TestNamesTakenByAnotherFamilyAreRefused(t *testing.T) {
 // after the scrape began, it is left to the next scrape.
 func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
 	walk := func(horizon bool) []string {
-		st := New(1<<20, 1<<20, Claims{})
+		st := New(1<<20, 1<<20, prommodel.Claims{})
 		res := st.Resource([]byte("j\xffi"), 0)
-		f, _ := st.Family("g", KindGauge, "", "")
+		f, _ := st.Family("g", prommodel.KindGauge, "", "")
 		f.lock()
 		for i := range 3 {
 			upsertText(t, f, fmt.Sprintf(`i="%d"`, i), res, int64(10*(i+1)))
@@ -263,9 +265,9 @@ func TestAScrapeDoesNotWriteASeriesSweptAndSentAgainDuringIt(t *testing.T) {
 // index once more entries have been deleted from it than it holds, and
 // finds every series through it afterwards.
 func TestChurnRebuildsTheIndex(t *testing.T) {
-	st := New(1<<20, 1<<20, Claims{})
+	st := New(1<<20, 1<<20, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
-	f, _ := st.Family("g", KindGauge, "", "")
+	f, _ := st.Family("g", prommodel.KindGauge, "", "")
 	const live = 2000
 	for gen := range 3 {
 		f.lock()

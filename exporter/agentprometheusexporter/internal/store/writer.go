@@ -1,6 +1,6 @@
 package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 
-// Writer writes the points of one metric of one resource into a family. It
+import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel" // Writer writes the points of one metric of one resource into a family. It
 // holds the family's lock from Store.Write to Close and keeps the store's
 // invariants for its caller: a family the sweep removed is never written,
 // series are found first by the position hints of the resource's previous
@@ -18,7 +18,7 @@ type Writer struct {
 // unit, and locked. It returns false, with nothing locked, when the family
 // exists with another type or a new family's names clash with another's
 // (see Family).
-func (st *Store) Write(w *Writer, name string, kind Kind, help, unit string, res *Resource, now int64) bool {
+func (st *Store) Write(w *Writer, name string, kind prommodel.Kind, help, unit string, res *Resource, now int64) bool {
 	for {
 		f, ok := st.Family(name, kind, help, unit)
 		if !ok {

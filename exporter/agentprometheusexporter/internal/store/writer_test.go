@@ -5,14 +5,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 )
 
 func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
-	st := New(10, 10, Claims{})
+	st := New(10, 10, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
 	var w Writer
 	put := func(now int64, labels ...string) []*Series {
-		require.True(t, st.Write(&w, "m", KindGauge, "", "", res, now))
+		require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, now))
 		defer w.Close()
 		var out []*Series
 		for _, l := range labels {
@@ -37,7 +39,7 @@ func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
 	skipped := put(4, "", `k="a"`)
 	assert.Same(t, first[0], skipped[1])
 
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 5))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 5))
 	w.Skip()
 	assert.True(t, w.Delete(parsed(t, `k="a"`)))
 	w.Close()
@@ -47,18 +49,18 @@ func TestWriterFindsSeriesByPositionAndLabels(t *testing.T) {
 }
 
 func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
-	st := New(2, 2, Claims{})
+	st := New(2, 2, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
 	var w Writer
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 1))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 1))
 	old := w.Family()
 	_, out := w.Put(parsed(t, `k="a"`))
 	assert.Equal(t, Created, out)
 	w.Close()
-	assert.False(t, st.Write(&w, "m", KindCounter, "", "", res, 1), "another type")
+	assert.False(t, st.Write(&w, "m", prommodel.KindCounter, "", "", res, 1), "another type")
 
 	st.Sweep(2) // m is emptied and removed; a writer must get a new family
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 3))
 	assert.NotSame(t, old, w.Family())
 	_, out = w.Put(parsed(t, `k="a"`))
 	assert.Equal(t, Created, out)
@@ -72,7 +74,7 @@ func TestWriterRefusesClashesAndSkipsSweptFamilies(t *testing.T) {
 // A set is one series however its values are kept: shared or not, under
 // one set of names or another of the same names.
 func TestSharedValuesAreTheSameSeries(t *testing.T) {
-	st := New(10, 10, Claims{})
+	st := New(10, 10, prommodel.Claims{})
 	res := st.Resource([]byte("j\xffi"), 0)
 	names := []string{"a", "b", "c", "d"}
 	sharedBD := NewSharedLabelNames(names, 0b1010)
@@ -85,7 +87,7 @@ func TestSharedValuesAreTheSameSeries(t *testing.T) {
 
 	assert.Equal(t, plain.hash(), split.hash(), "the hash is of the values in name order")
 	var w Writer
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 1))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 1))
 	s, out := w.Put(split)
 	require.Equal(t, Created, out)
 	w.Skip() // no position hint for the next two
@@ -93,7 +95,7 @@ func TestSharedValuesAreTheSameSeries(t *testing.T) {
 	assert.Equal(t, Updated, out)
 	assert.Same(t, s, byPlain)
 	w.Close()
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 2))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 2))
 	w.Skip()
 	w.Skip()
 	w.Skip()
@@ -109,7 +111,7 @@ func TestSharedValuesAreTheSameSeries(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a=1", "b=2", "c=3", "d=4"}, pairs)
 	assert.Zero(t, CompareSets(s.Labels, NewLabelSet(plain.Names, plain.Own)))
-	require.True(t, st.Write(&w, "m", KindGauge, "", "", res, 3))
+	require.True(t, st.Write(&w, "m", prommodel.KindGauge, "", "", res, 3))
 	assert.True(t, w.Delete(plain), "deleted by the same labels kept otherwise")
 	w.Close()
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
@@ -54,7 +55,7 @@ type Options struct {
 	// WithoutScopeInfo leaves the otel_scope_* labels out.
 	WithoutScopeInfo bool
 	MaxSeries        int // 1,000,000 when 0
-	Claims           store.Claims
+	Claims           prommodel.Claims
 	// Aggregate are the aggregate rules; Aggregation the aggregator's
 	// settings besides them (its rules and limits come from here when
 	// unset: 1,000,000 sources, 50,000 per agent, a 5-minute expiration).

@@ -1,4 +1,4 @@
-package store // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
+package prommodel // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/prommodel"
 
 import "strings"
 
@@ -28,7 +28,7 @@ func (k Kind) String() string {
 
 // The suffixes of a family's sample names, in every exposition format: the
 // one place that knows them, for the writers (which render the names) and
-// for the store's name claims (exposedNames).
+// for the names a family claims (ExposedNames).
 const (
 	SuffixTotal   = "_total"
 	SuffixBucket  = "_bucket"
