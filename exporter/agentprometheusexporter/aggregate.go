@@ -11,6 +11,7 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -18,7 +19,7 @@ import (
 // newAggregator compiles the aggregate rules into the aggregator that
 // takes their metrics; in a fleet it asks the fleet who holds an agent and
 // hands counts over through it.
-func (e *agentPrometheusExporter) newAggregator(cfg *Config, st *store.Store, clk clock) (*aggregate.Aggregator, error) {
+func newAggregator(cfg *Config, st *store.Store, clk clock, fl *gatewayFleet) (*aggregate.Aggregator, error) {
 	rules, err := aggregate.Compile(cfg.Aggregate, convert.Glob)
 	if err != nil {
 		return nil, err
@@ -31,16 +32,10 @@ func (e *agentPrometheusExporter) newAggregator(cfg *Config, st *store.Store, cl
 		Fleet:              cfg.Fleet.Enabled,
 		HandoverTimeout:    cfg.Fleet.HandoverTimeout,
 		Started:            clk.now().UnixNano(),
-		Owns: func(id store.ID) bool {
-			m := e.fleet.Load()
-			return m == nil || m.node.Owns(fleet.ID(id))
-		},
+		Owns:               fl.owns,
 	}
 	if cfg.Fleet.Enabled && cfg.Fleet.HandoverTimeout > 0 {
-		acfg.Send = func(to uint64, id store.ID, payload []byte, from aggregate.From) bool {
-			m := e.fleet.Load()
-			return m != nil && m.node.Hand(to, fleet.ID(id), payload, from.Giver, from.Answers)
-		}
+		acfg.Send = fl.hand
 	}
 	return aggregate.New(acfg, st), nil
 }
@@ -48,15 +43,16 @@ func (e *agentPrometheusExporter) newAggregator(cfg *Config, st *store.Store, cl
 // aggregateTick is how often the aggregator settles the agents whose
 // handover timed out and expires sources: a tenth of the handover timeout
 // in a fleet (at least 100 ms), as the sweep otherwise.
-func (e *agentPrometheusExporter) aggregateTick() time.Duration {
-	d := retire.SweepInterval(e.cfg.MetricExpiration)
-	if e.cfg.Fleet.Enabled && e.cfg.Fleet.HandoverTimeout > 0 {
-		d = min(d, max(e.cfg.Fleet.HandoverTimeout/10, 100*time.Millisecond))
+func aggregateTick(cfg *Config) time.Duration {
+	d := retire.SweepInterval(cfg.MetricExpiration)
+	if cfg.Fleet.Enabled && cfg.Fleet.HandoverTimeout > 0 {
+		d = min(d, max(cfg.Fleet.HandoverTimeout/10, 100*time.Millisecond))
 	}
 	return d
 }
 
-func (e *agentPrometheusExporter) aggregateTicks(tick <-chan time.Time, stop func(), quit, done chan struct{}) {
+// aggregateTicks ticks agg on tick until quit closes, then closes done.
+func aggregateTicks(agg *aggregate.Aggregator, clk clock, tick <-chan time.Time, stop func(), quit, done chan struct{}) {
 	defer close(done)
 	defer stop()
 	for {
@@ -64,27 +60,27 @@ func (e *agentPrometheusExporter) aggregateTicks(tick <-chan time.Time, stop fun
 		case <-quit:
 			return
 		case <-tick:
-			e.agg.Tick(e.clock.now().UnixNano())
+			agg.Tick(clk.now().UnixNano())
 		}
 	}
 }
 
 // warnAggregateAlone says why aggregates of cumulative sources are not
 // exact behind a load balancer without the fleet.
-func (e *agentPrometheusExporter) warnAggregateAlone() {
-	if e.cfg.Fleet.Enabled {
+func warnAggregateAlone(cfg *Config, logger *zap.Logger) {
+	if cfg.Fleet.Enabled {
 		return
 	}
-	e.set.Logger.Warn("aggregate rules with fleet::enabled false: each aggregate counts what this gateway receives of an agent's cumulative series. "+
+	logger.Warn("aggregate rules with fleet::enabled false: each aggregate counts what this gateway receives of an agent's cumulative series. "+
 		"If this gateway is one of several replicas and agents move between them, an agent's increments between its last export to one replica and its first to another are counted by neither, "+
 		"and an agent balanced per request is counted by every replica it reaches from their own points. Enable the fleet to hand counts over.",
-		zap.Int("rules", len(e.cfg.Aggregate)))
+		zap.Int("rules", len(cfg.Aggregate)))
 }
 
 // registerAggregateTelemetry reports the aggregator's sources, groups and
 // handovers (and the fleet's part of them), when there are rules.
-func (e *agentPrometheusExporter) registerAggregateTelemetry() error {
-	if e.agg == nil {
+func registerAggregateTelemetry(tb *metadata.TelemetryBuilder, agg *aggregate.Aggregator, fl *gatewayFleet) error {
+	if agg == nil {
 		return nil
 	}
 	outcomes := make([]metric.ObserveOption, aggregate.NumHandovers+fleet.NumHandoverOutcomes)
@@ -94,28 +90,26 @@ func (e *agentPrometheusExporter) registerAggregateTelemetry() error {
 	for i := range fleet.NumHandoverOutcomes {
 		outcomes[aggregate.NumHandovers+i] = metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", fleet.HandoverOutcome(i).String())))
 	}
-	err := e.telemetry.RegisterExporterAgentprometheusAggregateSourcesCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(e.agg.Sources())
+	err := tb.RegisterExporterAgentprometheusAggregateSourcesCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(agg.Sources())
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if err := e.telemetry.RegisterExporterAgentprometheusAggregateGroupsCallback(func(_ context.Context, o metric.Int64Observer) error {
-		o.Observe(int64(e.agg.Groups()))
+	if err := tb.RegisterExporterAgentprometheusAggregateGroupsCallback(func(_ context.Context, o metric.Int64Observer) error {
+		o.Observe(int64(agg.Groups()))
 		return nil
 	}); err != nil {
 		return err
 	}
-	return e.telemetry.RegisterExporterAgentprometheusAggregateHandoversCallback(func(_ context.Context, o metric.Int64Observer) error {
-		for i, n := range e.agg.Handovers() {
+	return tb.RegisterExporterAgentprometheusAggregateHandoversCallback(func(_ context.Context, o metric.Int64Observer) error {
+		for i, n := range agg.Handovers() {
 			o.Observe(n, outcomes[i])
 		}
-		if m := e.fleet.Load(); m != nil {
-			stats := m.node.Stats()
-			for i := range fleet.NumHandoverOutcomes {
-				o.Observe(stats.Handovers[i].Load(), outcomes[aggregate.NumHandovers+i])
-			}
+		hs := fl.handovers()
+		for i := range hs {
+			o.Observe(hs[i].Load(), outcomes[aggregate.NumHandovers+i])
 		}
 		return nil
 	})

@@ -2,65 +2,76 @@ package agentprometheusexporter // import "github.com/statsgate/statsgate/export
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// newCardinalityView returns the cardinality view and the changes it
-// shows, or nils when it is not enabled: then nothing is counted for it.
-func (e *agentPrometheusExporter) newCardinalityView() (*cardinality.View, *cardinality.Changes) {
-	c := e.cfg.Cardinality
+// cardinalityView is the cardinality view and the changes it shows. A nil
+// view is one that is not enabled: nothing is counted for it.
+type cardinalityView struct {
+	view    *cardinality.View
+	changes *cardinality.Changes
+	path    string
+	now     func() time.Time
+}
+
+// newCardinalityView returns the view of st, or nil when it is not enabled.
+func newCardinalityView(cfg *Config, st *store.Store, descs *descriptors.Cache, agg *aggregate.Aggregator, now func() time.Time) *cardinalityView {
+	c := cfg.Cardinality
 	if !c.Enabled {
-		return nil, nil
+		return nil
 	}
 	changes := &cardinality.Changes{}
 	opts := cardinality.Options{
 		Top:            c.Top,
 		ScanTimeout:    c.ScanTimeout,
-		MaxDescriptors: e.cfg.MaxDescriptors,
-		Descriptors:    e.descs.Len,
-		Now:            e.clock.now,
-		Origin:         e.descs.Origin,
+		MaxDescriptors: cfg.MaxDescriptors,
+		Descriptors:    descs.Len,
+		Now:            now,
+		Origin:         descs.Origin,
 	}
-	if e.agg != nil {
-		opts.Aggregates = e.aggregateStats
-		opts.MaxAggregateSources = e.cfg.MaxAggregateSources
-		opts.AggregateSources = e.agg.Sources
+	if agg != nil {
+		opts.Aggregates = func() []cardinality.AggregateStat { return aggregateStats(agg, st) }
+		opts.MaxAggregateSources = cfg.MaxAggregateSources
+		opts.AggregateSources = agg.Sources
 	}
-	return cardinality.New(e.store, changes, opts), changes
+	return &cardinalityView{view: cardinality.New(st, changes, opts), changes: changes, path: c.Path, now: now}
 }
 
 // aggregateStats reports each rule's sources and the series its groups
 // serve (those of its resource in the store).
-func (e *agentPrometheusExporter) aggregateStats() []cardinality.AggregateStat {
-	rules := e.agg.Rules().All()
+func aggregateStats(agg *aggregate.Aggregator, st *store.Store) []cardinality.AggregateStat {
+	rules := agg.Rules().All()
 	out := make([]cardinality.AggregateStat, len(rules))
 	for i, r := range rules {
 		out[i] = cardinality.AggregateStat{Rule: r.Index, Metrics: r.Config.Metrics, By: r.Config.By, Without: r.Config.Without, Sources: r.Sources()}
-		if res := e.store.LookupKey(aggregate.ResourceKey(r)); res != nil {
+		if res := st.LookupKey(aggregate.ResourceKey(r)); res != nil {
 			out[i].Series = res.SeriesCount()
 		}
 	}
 	return out
 }
 
-// routeCardinality serves the view on the /metrics server's mux, behind the
-// same TLS and authenticator.
-func (e *agentPrometheusExporter) routeCardinality(mux *http.ServeMux) {
-	if e.cardinality != nil {
-		mux.Handle(e.cfg.Cardinality.Path, e.cardinality)
+// route serves the view on the /metrics server's mux, behind the same TLS
+// and authenticator.
+func (c *cardinalityView) route(mux *http.ServeMux) {
+	if c != nil {
+		mux.Handle(c.path, c.view)
 	}
 }
 
 // recordChanges counts what a batch created, ended and refused for the
 // view; a batch that only updated series records nothing.
-func (e *agentPrometheusExporter) recordChanges(stats *convert.Stats) {
-	if e.changes == nil {
+func (c *cardinalityView) recordChanges(stats *convert.Stats) {
+	if c == nil {
 		return
 	}
-	c := cardinality.Change{
+	ch := cardinality.Change{
 		Created: stats.Created,
 		Ended:   stats.Removed,
 		Refused: cardinality.Refused{
@@ -68,14 +79,14 @@ func (e *agentPrometheusExporter) recordChanges(stats *convert.Stats) {
 			MaxSeriesPerResource: stats.Dropped[convert.RefusedMaxSeriesPerResource],
 		},
 	}
-	if c != (cardinality.Change{}) {
-		e.changes.Record(e.clock.now(), c)
+	if ch != (cardinality.Change{}) {
+		c.changes.Record(c.now(), ch)
 	}
 }
 
 // recordExpired counts what a sweep expired for the view.
-func (e *agentPrometheusExporter) recordExpired(n int) {
-	if e.changes != nil && n > 0 {
-		e.changes.Record(e.clock.now(), cardinality.Change{Expired: int64(n)})
+func (c *cardinalityView) recordExpired(n int) {
+	if c != nil && n > 0 {
+		c.changes.Record(c.now(), cardinality.Change{Expired: int64(n)})
 	}
 }

@@ -26,7 +26,7 @@ import (
 func BenchmarkCardinality(b *testing.B) {
 	exp := benchExporter(b)
 	exp.cfg.Cardinality.Enabled = true
-	exp.cardinality, exp.changes = exp.newCardinalityView()
+	exp.cardinality = newCardinalityView(exp.cfg, exp.store, exp.descs, exp.agg, exp.clock.now)
 	exp.cfg.Server.NetAddr.Endpoint = testnet.FreeEndpoint(b)
 	if err := exp.start(context.Background(), componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)

@@ -405,7 +405,7 @@ func TestCardinalityIsOffByDefault(t *testing.T) {
 	te := startExporter(t, nil)
 	status, _, _ := te.getCardinality("", "")
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Nil(t, te.exp.changes, "nothing is counted for a view that is not served")
+	assert.Nil(t, te.exp.cardinality, "nothing is counted for a view that is not served")
 }
 
 func TestCardinalityOnItsOwnPath(t *testing.T) {
@@ -571,7 +571,7 @@ func TestUpdatingWithTheCardinalityViewDoesNotAllocate(t *testing.T) {
 	cfg.Cardinality.Enabled = true
 	exp, err := newAgentPrometheusExporter(exportertest.NewNopSettings(metadata.Type), cfg, wallClock)
 	require.NoError(t, err)
-	require.NotNil(t, exp.changes)
+	require.NotNil(t, exp.cardinality)
 	md := storetest.AgentBatch(1, 100)
 	require.NoError(t, exp.consumeMetrics(context.Background(), md))
 	allocs := testing.AllocsPerRun(50, func() { _ = exp.consumeMetrics(context.Background(), md) })

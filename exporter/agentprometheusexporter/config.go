@@ -23,6 +23,9 @@ import (
 	"github.com/statsgate/statsgate/internal/strictconfig"
 )
 
+// metricsPath is where the exposition is served, as Prometheus expects by default.
+const metricsPath = "/metrics"
+
 // defaultEndpoint is the port that OpenTelemetry Prometheus exporters
 // conventionally serve on.
 const defaultEndpoint = "localhost:9464"

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -17,7 +16,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
-	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/cardinality"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/descriptors"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/exposition"
@@ -28,29 +26,11 @@ import (
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
 
-// metricsPath is where the exposition is served, as Prometheus expects by default.
-const metricsPath = "/metrics"
-
 // shutdownGrace is how long shutdown waits for scrapes in flight.
 const shutdownGrace = 5 * time.Second
 
 // logInterval bounds how often type conflicts and refused series are logged.
 const logInterval = 10 * time.Second
-
-// clock is the time source of expiry; tests replace it to expire series
-// without waiting.
-type clock struct {
-	now       func() time.Time
-	newTicker func(time.Duration) (<-chan time.Time, func())
-}
-
-var wallClock = clock{
-	now: time.Now,
-	newTicker: func(d time.Duration) (<-chan time.Time, func()) {
-		t := time.NewTicker(d)
-		return t.C, t.Stop
-	},
-}
 
 type agentPrometheusExporter struct {
 	cfg       *Config
@@ -77,12 +57,11 @@ type agentPrometheusExporter struct {
 	refusalLog  logLimiter
 
 	// cardinality serves the cardinality view of changes and the store;
-	// both are nil when it is not enabled.
-	cardinality *cardinality.View
-	changes     *cardinality.Changes
+	// nil when it is not enabled.
+	cardinality *cardinalityView
 
-	// fleet is set while the exporter is a member of a fleet (fleet::enabled).
-	fleet atomic.Pointer[fleetMember]
+	// fleet is the exporter's part in a fleet (fleet::enabled).
+	fleet *gatewayFleet
 
 	// mu guards the server and the background work across Start and
 	// Shutdown.
@@ -106,8 +85,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 	st := store.New(cfg.MaxSeries, cfg.MaxSeriesPerResource, prommodel.Claims{
 		OpenMetrics: cfg.EnableOpenMetrics, CreatedSamples: cfg.EnableOpenMetricsCreatedSamples,
 	})
-	// e is allocated first: the converter's fleet hook is one of its methods.
-	e := &agentPrometheusExporter{}
+	fl := &gatewayFleet{cfg: cfg, telemetry: tb, logger: set.Logger, now: func() int64 { return clk.now().UnixNano() }}
 	withSuffixes, utf8Allowed := cfg.naming()
 	opts := convert.Options{
 		Namespace:                         cfg.Namespace,
@@ -119,15 +97,15 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		UTF8Allowed:                       utf8Allowed,
 	}
 	if cfg.Fleet.Enabled {
-		opts.Received = e.received
+		opts.Received = fl.received
 	}
 	if len(cfg.Aggregate) > 0 {
-		if opts.Aggregator, err = e.newAggregator(cfg, st, clk); err != nil {
+		if opts.Aggregator, err = newAggregator(cfg, st, clk, fl); err != nil {
 			return nil, err
 		}
 	}
 	conv := convert.New(opts, st, descs, func() int64 { return clk.now().UnixNano() })
-	*e = agentPrometheusExporter{
+	e := &agentPrometheusExporter{
 		cfg:       cfg,
 		set:       set,
 		telemetry: tb,
@@ -138,6 +116,7 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		agg:       opts.Aggregator,
 		scrapes:   scrape.New(scrape.StallTimeout(cfg.Scrape.Timeout), func() int64 { return clk.now().UnixNano() }),
 		scrapers:  scrape.NewScrapers(),
+		fleet:     fl,
 	}
 	e.encoder = &scrape.Encoder{
 		Store:     st,
@@ -157,7 +136,8 @@ func newAgentPrometheusExporter(set exporter.Settings, cfg *Config, clk clock) (
 		Logger:     set.Logger,
 		Removed:    e.recordRemoved,
 	})
-	e.cardinality, e.changes = e.newCardinalityView()
+	fl.retire, fl.agg = e.retire, e.agg
+	e.cardinality = newCardinalityView(cfg, st, descs, e.agg, clk.now)
 	for o := range e.attrs.outcome {
 		e.attrs.outcome[o] = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("outcome", scrape.Outcome(o).String())))}
 	}
@@ -199,7 +179,7 @@ func (e *agentPrometheusExporter) registerGauges() error {
 	misses := func() int64 { _, m, _ := e.descs.Stats(); return m }
 	evictions := func() int64 { _, _, ev := e.descs.Stats(); return ev }
 	return errors.Join(
-		e.registerAggregateTelemetry(),
+		registerAggregateTelemetry(e.telemetry, e.agg, e.fleet),
 		e.telemetry.RegisterExporterAgentprometheusSeriesActiveCallback(observe(e.store.SeriesCount)),
 		e.telemetry.RegisterExporterAgentprometheusDescriptorsCachedCallback(observe(func() int64 { return int64(e.descs.Len()) })),
 		e.telemetry.RegisterExporterAgentprometheusDescriptorCacheHitsCallback(observe(hits)),
@@ -212,7 +192,7 @@ func (e *agentPrometheusExporter) registerGauges() error {
 // stored is dropped point by point and counted.
 func (e *agentPrometheusExporter) consumeMetrics(ctx context.Context, md pmetric.Metrics) error {
 	stats := e.conv.ConsumeMetrics(md)
-	e.recordChanges(&stats)
+	e.cardinality.recordChanges(&stats)
 	if stats.Aggregated > 0 {
 		e.telemetry.ExporterAgentprometheusPointsAggregated.Add(ctx, stats.Aggregated)
 	}
@@ -271,14 +251,14 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 		return err
 	}
 	e.retire.Start()
-	if err := e.startFleet(); err != nil {
+	if err := e.fleet.start(); err != nil {
 		e.retire.Stop()
 		return err
 	}
 	ln, err := e.cfg.Server.ToListener(ctx)
 	if err != nil {
 		e.retire.Stop()
-		return errors.Join(err, e.stopFleet())
+		return errors.Join(err, e.fleet.stop())
 	}
 	e.handler = scrape.NewHandler(scrape.Settings{
 		Coalescer:     e.scrapes,
@@ -294,11 +274,11 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	})
 	mux := http.NewServeMux()
 	mux.Handle(metricsPath, e.handler)
-	e.routeCardinality(mux)
+	e.cardinality.route(mux)
 	srv, err := e.cfg.Server.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, mux)
 	if err != nil {
 		e.retire.Stop()
-		return errors.Join(err, ln.Close(), e.stopFleet())
+		return errors.Join(err, ln.Close(), e.fleet.stop())
 	}
 	e.server, e.serveDone = srv, make(chan struct{})
 	go func(done chan struct{}) {
@@ -309,10 +289,10 @@ func (e *agentPrometheusExporter) start(ctx context.Context, host component.Host
 	}(e.serveDone)
 
 	if e.agg != nil {
-		tick, stop := e.clock.newTicker(e.aggregateTick())
+		tick, stop := e.clock.newTicker(aggregateTick(e.cfg))
 		e.stopAgg, e.aggDone = make(chan struct{}), make(chan struct{})
-		go e.aggregateTicks(tick, stop, e.stopAgg, e.aggDone)
-		e.warnAggregateAlone()
+		go aggregateTicks(e.agg, e.clock, tick, stop, e.stopAgg, e.aggDone)
+		warnAggregateAlone(e.cfg, e.set.Logger)
 	}
 
 	e.set.Logger.Info("Serving metrics", zap.String("endpoint", ln.Addr().String()), zap.String("path", metricsPath))
@@ -335,12 +315,12 @@ func (e *agentPrometheusExporter) shutdown(ctx context.Context) error {
 		e.stopAgg, e.aggDone = nil, nil
 	}
 	if e.server == nil {
-		err := e.stopFleet()
+		err := e.fleet.stop()
 		e.retire.Stop()
 		return err
 	}
 	e.retire.Drain(ctx, e.cfg.Scrape.DrainTimeout)
-	fleetErr := e.stopFleet()
+	fleetErr := e.fleet.stop()
 	e.retire.Stop()
 	// Scrapes in flight get a grace period to finish, then are cut off: a
 	// stalled scraper must not hold the collector's shutdown.
@@ -391,7 +371,7 @@ func (e *agentPrometheusExporter) recordRemoved(reason retire.Reason, n int) {
 	switch reason {
 	case retire.Expired:
 		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.expired)
-		e.recordExpired(n)
+		e.cardinality.recordExpired(n)
 	case retire.Departed:
 		e.telemetry.ExporterAgentprometheusSeriesRemoved.Add(context.Background(), int64(n), e.attrs.departed)
 	}

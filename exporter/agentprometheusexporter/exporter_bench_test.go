@@ -79,10 +79,10 @@ func BenchmarkIngestExistingInFleet(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := exp.startFleet(); err != nil {
+	if err := exp.fleet.start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _ = exp.stopFleet() }()
+	defer func() { _ = exp.fleet.stop() }()
 	benchIngestExisting(b, exp)
 }
 

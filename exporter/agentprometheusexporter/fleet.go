@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/aggregate"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/fleet"
+	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/metadata"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/retire"
 	"github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/store"
 )
@@ -23,14 +25,28 @@ import (
 // leaveTimeout bounds how long shutdown waits to tell the fleet it leaves.
 const leaveTimeout = 2 * time.Second
 
-// fleetMember is the exporter's part in a fleet: the memberlist node.
+// gatewayFleet is the exporter's part in a fleet (fleet::enabled): the
+// memberlist node while it runs, and what the node tells the retirement and
+// the aggregator.
+type gatewayFleet struct {
+	cfg       *Config
+	retire    *retire.Retirement
+	agg       *aggregate.Aggregator // nil without aggregate rules
+	telemetry *metadata.TelemetryBuilder
+	logger    *zap.Logger
+	now       func() int64
+	// member is set while the gateway is a member of the fleet.
+	member atomic.Pointer[fleetMember]
+}
+
+// fleetMember is a membership: the memberlist node.
 type fleetMember struct {
 	node *fleet.Node
 }
 
-// startFleet joins the fleet when fleet::enabled.
-func (e *agentPrometheusExporter) startFleet() error {
-	cfg := e.cfg.Fleet
+// start joins the fleet when fleet::enabled.
+func (g *gatewayFleet) start() error {
+	cfg := g.cfg.Fleet
 	if !cfg.Enabled {
 		return nil
 	}
@@ -41,7 +57,7 @@ func (e *agentPrometheusExporter) startFleet() error {
 			return fmt.Errorf("fleet::secret_key_file: %w", err)
 		}
 	} else {
-		e.set.Logger.Warn("The fleet's gossip is not encrypted: anyone who reaches fleet::bind can join it and send claims; set fleet::secret_key_file")
+		g.logger.Warn("The fleet's gossip is not encrypted: anyone who reaches fleet::bind can join it and send claims; set fleet::secret_key_file")
 	}
 	host, _ := os.Hostname()
 	m := &fleetMember{}
@@ -54,36 +70,36 @@ func (e *agentPrometheusExporter) startFleet() error {
 		Join:           cfg.Join,
 		SecretKey:      key,
 		ClaimInterval:  cfg.ClaimInterval,
-		Retain:         e.cfg.MetricExpiration + retire.SweepInterval(e.cfg.MetricExpiration),
-		MaxResources:   e.cfg.MaxSeries,
+		Retain:         g.cfg.MetricExpiration + retire.SweepInterval(g.cfg.MetricExpiration),
+		MaxResources:   g.cfg.MaxSeries,
 		RejoinInterval: cfg.RejoinInterval,
-		Now:            func() int64 { return e.clock.now().UnixNano() },
+		Now:            g.now,
 		Depart: func(id fleet.ID, through int64) bool {
-			return e.retire.Depart(store.ID(id), through)
+			return g.retire.Depart(store.ID(id), through)
 		},
 	}
-	if e.agg != nil {
+	if agg := g.agg; agg != nil {
 		fcfg.Claimed = func(id fleet.ID, by uint64, point int64) {
-			e.agg.Lost(store.ID(id), by, point, e.clock.now().UnixNano())
+			agg.Lost(store.ID(id), by, point, g.now())
 		}
 		fcfg.Receive = func(id fleet.ID, payload []byte, giver uint64, answers int64, keep bool) bool {
-			return e.agg.Receive(store.ID(id), payload, aggregate.From{Giver: giver, Answers: answers}, keep, e.clock.now().UnixNano())
+			return agg.Receive(store.ID(id), payload, aggregate.From{Giver: giver, Answers: answers}, keep, g.now())
 		}
-		fcfg.Preceded = func(id fleet.ID, node uint64) { e.agg.Preceded(store.ID(id), node) }
+		fcfg.Preceded = func(id fleet.ID, node uint64) { agg.Preceded(store.ID(id), node) }
 		fcfg.Gained = func(id fleet.ID, prev uint64, point int64) {
-			e.agg.Gained(store.ID(id), prev, point, e.clock.now().UnixNano())
+			agg.Gained(store.ID(id), prev, point, g.now())
 		}
 	}
-	node, err := fleet.Start(fcfg, e.set.Logger.With(zap.String("fleet", "memberlist")))
+	node, err := fleet.Start(fcfg, g.logger.With(zap.String("fleet", "memberlist")))
 	if err != nil {
 		return fmt.Errorf("fleet: %w", err)
 	}
 	m.node = node
-	if err := e.registerFleetTelemetry(node); err != nil {
+	if err := g.registerTelemetry(node); err != nil {
 		return errors.Join(err, node.Stop(0))
 	}
-	e.fleet.Store(m)
-	e.set.Logger.Info("Joined the fleet", zap.String("bind", cfg.Bind), zap.Strings("join", cfg.Join),
+	g.member.Store(m)
+	g.logger.Info("Joined the fleet", zap.String("bind", cfg.Bind), zap.Strings("join", cfg.Join),
 		zap.Duration("claim_interval", cfg.ClaimInterval), zap.Bool("encrypted", key != nil))
 	return nil
 }
@@ -105,16 +121,16 @@ func readSecretKey(path string) ([]byte, error) {
 	return key, nil
 }
 
-// stopFleet hands the agents this gateway holds to successors and leaves
-// the fleet.
-func (e *agentPrometheusExporter) stopFleet() error {
-	m := e.fleet.Swap(nil)
+// stop hands the agents this gateway holds to successors and leaves the
+// fleet.
+func (g *gatewayFleet) stop() error {
+	m := g.member.Swap(nil)
 	if m == nil {
 		return nil
 	}
-	if e.agg != nil && e.cfg.Fleet.HandoverTimeout > 0 {
+	if g.agg != nil && g.cfg.Fleet.HandoverTimeout > 0 {
 		offers := map[fleet.ID]fleet.Counts{}
-		for id, c := range e.agg.Offers() {
+		for id, c := range g.agg.Offers() {
 			offers[fleet.ID(id)] = fleet.Counts{Payload: c.Payload, Giver: c.Giver}
 		}
 		m.node.Offer(offers, leaveTimeout)
@@ -124,17 +140,39 @@ func (e *agentPrometheusExporter) stopFleet() error {
 
 // received is the converter's hook: an agent's batch arrived. A gateway
 // that claims the agent begins to count its aggregates.
-func (e *agentPrometheusExporter) received(r *store.Resource, newest int64) {
-	if m := e.fleet.Load(); m != nil {
-		if got, prev, point := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && e.agg != nil {
-			e.agg.Gained(r.ID(), prev, point, e.clock.now().UnixNano())
+func (g *gatewayFleet) received(r *store.Resource, newest int64) {
+	if m := g.member.Load(); m != nil {
+		if got, prev, point := m.node.Received(fleet.ID(r.ID()), newest); got == fleet.Claimed && g.agg != nil {
+			g.agg.Gained(r.ID(), prev, point, g.now())
 		}
 	}
 }
 
-// registerFleetTelemetry reports the node's counts; shutdown unregisters
-// them with the other callbacks.
-func (e *agentPrometheusExporter) registerFleetTelemetry(node *fleet.Node) error {
+// owns reports whether this gateway holds the agent: always, outside a
+// fleet.
+func (g *gatewayFleet) owns(id store.ID) bool {
+	m := g.member.Load()
+	return m == nil || m.node.Owns(fleet.ID(id))
+}
+
+// hand sends an agent's counts to the gateway to, reliably.
+func (g *gatewayFleet) hand(to uint64, id store.ID, payload []byte, from aggregate.From) bool {
+	m := g.member.Load()
+	return m != nil && m.node.Hand(to, fleet.ID(id), payload, from.Giver, from.Answers)
+}
+
+// handovers are the node's counts of handovers by outcome, nil outside a
+// fleet.
+func (g *gatewayFleet) handovers() []atomic.Int64 {
+	if m := g.member.Load(); m != nil {
+		return m.node.Stats().Handovers[:]
+	}
+	return nil
+}
+
+// registerTelemetry reports the node's counts; shutdown unregisters them
+// with the other callbacks.
+func (g *gatewayFleet) registerTelemetry(node *fleet.Node) error {
 	stats := node.Stats()
 	heardOpts := make([]metric.ObserveOption, len(stats.ClaimsHeard))
 	for h := range heardOpts {
@@ -145,25 +183,25 @@ func (e *agentPrometheusExporter) registerFleetTelemetry(node *fleet.Node) error
 		dropOpts[d] = metric.WithAttributeSet(attribute.NewSet(attribute.String("reason", fleet.Drop(d).String())))
 	}
 	return errors.Join(
-		e.telemetry.RegisterExporterAgentprometheusFleetMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
+		g.telemetry.RegisterExporterAgentprometheusFleetMembersCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(int64(node.Members()))
 			return nil
 		}),
-		e.telemetry.RegisterExporterAgentprometheusFleetClaimsSentCallback(func(_ context.Context, o metric.Int64Observer) error {
+		g.telemetry.RegisterExporterAgentprometheusFleetClaimsSentCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(stats.ClaimsSent.Load())
 			return nil
 		}),
-		e.telemetry.RegisterExporterAgentprometheusFleetClaimsDeferredCallback(func(_ context.Context, o metric.Int64Observer) error {
+		g.telemetry.RegisterExporterAgentprometheusFleetClaimsDeferredCallback(func(_ context.Context, o metric.Int64Observer) error {
 			o.Observe(stats.ClaimsDeferred.Load())
 			return nil
 		}),
-		e.telemetry.RegisterExporterAgentprometheusFleetClaimsHeardCallback(func(_ context.Context, o metric.Int64Observer) error {
+		g.telemetry.RegisterExporterAgentprometheusFleetClaimsHeardCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for h := range stats.ClaimsHeard {
 				o.Observe(stats.ClaimsHeard[h].Load(), heardOpts[h])
 			}
 			return nil
 		}),
-		e.telemetry.RegisterExporterAgentprometheusFleetMessagesDroppedCallback(func(_ context.Context, o metric.Int64Observer) error {
+		g.telemetry.RegisterExporterAgentprometheusFleetMessagesDroppedCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for d := range stats.Dropped {
 				o.Observe(stats.Dropped[d].Load(), dropOpts[d])
 			}

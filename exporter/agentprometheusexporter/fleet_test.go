@@ -46,7 +46,7 @@ func waitFleet(t *testing.T, members int, replicas ...*testExporter) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		for _, r := range replicas {
-			if r.exp.fleet.Load().node.Members() != members {
+			if r.exp.fleet.member.Load().node.Members() != members {
 				return false
 			}
 		}
@@ -123,8 +123,8 @@ func TestAnAgentThatMovesLeavesTheReplicaItLeft(t *testing.T) {
 	assert.NotContains(t, a.scrapeFrom(pa), "target_info", "a resource without series has no target_info")
 
 	assert.Equal(t, map[string]int64{"departed": 3}, countsBy(t, tel, "otelcol_exporter_agentprometheus_series_removed", "reason"))
-	assert.Equal(t, int64(1), b.exp.fleet.Load().node.Stats().ClaimsSent.Load())
-	assert.Equal(t, int64(1), a.exp.fleet.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
+	assert.Equal(t, int64(1), b.exp.fleet.member.Load().node.Stats().ClaimsSent.Load())
+	assert.Equal(t, int64(1), a.exp.fleet.member.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
 	// b serves what it received.
 	assert.Equal(t, 40.0, b.scrapeFrom(pa)["requests_total"])
 }
@@ -154,7 +154,7 @@ func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, forger.Stop(time.Second)) })
 		require.Eventually(t, func() bool {
-			return forger.Stats().ClaimsHeard[fleet.NotHeld].Load() >= 1 && a.exp.fleet.Load().node.Queued() == 0
+			return forger.Stats().ClaimsHeard[fleet.NotHeld].Load() >= 1 && a.exp.fleet.member.Load().node.Queued() == 0
 		}, 10*time.Second, 10*time.Millisecond, "%s learns a's claim, which a sends no more", name)
 		forger.Received(id, int64(ts(point)))
 		return forger
@@ -163,16 +163,16 @@ func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 	// A replay of an old claim: stale, a's own claim is newer.
 	replayer := forge("replayer", time.Minute)
 	untilHeard(t, func() bool {
-		return a.exp.fleet.Load().node.Stats().ClaimsHeard[fleet.Stale].Load() >= 1
+		return a.exp.fleet.member.Load().node.Stats().ClaimsHeard[fleet.Stale].Load() >= 1
 	}, func(i int) { replayer.Received(id, int64(ts(time.Minute))+int64(i)) }, "a hears the replayed claim")
-	assert.Zero(t, a.exp.fleet.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
+	assert.Zero(t, a.exp.fleet.member.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
 	require.Contains(t, a.scrape(), "requests_total")
 
 	// A claim of a point far in the future: the series go...
 	forger := forge("forger", 24*time.Hour)
 	untilHeard(t, func() bool { _, ok := a.scrape()["requests_total"]; return !ok },
 		func(i int) { forger.Received(id, int64(ts(24*time.Hour))+int64(i)) }, "a hears the forged claim")
-	assert.Equal(t, int64(1), a.exp.fleet.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
+	assert.Equal(t, int64(1), a.exp.fleet.member.Load().node.Stats().ClaimsHeard[fleet.Departed].Load())
 	// ...until the agent's next export.
 	a.consume(agentExport(3*time.Minute, 30, 0, 0))
 	fams := a.scrape()
@@ -206,8 +206,8 @@ func TestAReplicaWithoutPeersRunsAlone(t *testing.T) {
 	a := startExporter(t, inFleet(keyFile, testnet.FreeEndpoint(t)))
 	a.consume(agentExport(time.Minute, 10, 0, 0))
 	assert.Contains(t, a.scrape(), "requests_total")
-	assert.Equal(t, 1, a.exp.fleet.Load().node.Members())
-	assert.Equal(t, int64(1), a.exp.fleet.Load().node.Stats().ClaimsSent.Load())
+	assert.Equal(t, 1, a.exp.fleet.member.Load().node.Members())
+	assert.Equal(t, int64(1), a.exp.fleet.member.Load().node.Stats().ClaimsSent.Load())
 }
 
 func TestFleetKeyFileErrorsAreClear(t *testing.T) {
