@@ -191,6 +191,17 @@ func (a *Aggregator) table(id store.ID) (t *Table, created bool) {
 	return t, created
 }
 
+// lockedTable is the table of an agent, locked, or nil for none.
+func (a *Aggregator) lockedTable(id store.ID) *Table {
+	a.mu.Lock()
+	t := a.tables[id]
+	a.mu.Unlock()
+	if t != nil {
+		t.mu.Lock()
+	}
+	return t
+}
+
 // Close settles a table whose time came and unlocks it.
 func (a *Aggregator) Close(t *Table) {
 	if t.owned && !t.settled && t.now >= t.settleBy {
@@ -251,13 +262,10 @@ func (a *Aggregator) Gained(id store.ID, expect uint64, point, now int64) {
 // counted there), but from its first point after the wait, as when a known
 // holder's counts miss.
 func (a *Aggregator) Preceded(id store.ID, node uint64) {
-	a.mu.Lock()
-	t := a.tables[id]
-	a.mu.Unlock()
+	t := a.lockedTable(id)
 	if t == nil {
 		return
 	}
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.dead && t.owned && !t.settled && t.expect == 0 {
 		t.expect = node
@@ -275,13 +283,10 @@ func (a *Aggregator) Lost(id store.ID, to uint64, through, now int64) {
 		a.takeOffer(id)
 		a.hand(to, id, o.payload, From{Giver: o.giver, Answers: through})
 	}
-	a.mu.Lock()
-	t := a.tables[id]
-	a.mu.Unlock()
+	t := a.lockedTable(id)
 	if t == nil {
 		return
 	}
-	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.dead {
 		return

@@ -170,44 +170,26 @@ func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Gr
 	if !finite(p.Value) || p.Value < 0 || p.Start > p.Time {
 		return Invalid
 	}
-	t.saw(p.Time)
-	if delta {
-		g, r := t.delta(key, p.Time, gr)
-		if r != Aggregated {
-			return r
-		}
-		return t.add(g.addCounter(w, p.Value, t.now))
-	}
-	sl := t.counters.get(key)
-	if sl == nil {
-		g, r := t.source(gr)
-		if r != Aggregated {
-			return r
-		}
-		t.counters.add(key, counterSlot{start: p.Start, ts: p.Time, value: p.Value, g: g})
-		if !t.counts(p.Time) {
-			return Aggregated
-		}
-		// A new source of an agent this gateway counts: it began since.
-		return t.add(g.addCounter(w, p.Value, t.now))
-	}
-	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
-	if o == stale {
-		return OutOfOrder
-	}
-	if !groupOf(&sl.g, gr) {
-		return GroupRefused
-	}
-	if t.counts(sl.ts) {
-		if r := t.add(sl.g.addCounter(w, counterIncrement(o, sl.value, p.Value), t.now)); r != Aggregated {
-			return r // the source keeps its point: the next one carries the increment
-		}
-	}
-	if o == newRun || p.Value < sl.value {
-		t.endedCounters = stash(t.endedCounters, key, *sl)
-	}
-	sl.start, sl.ts, sl.value = runStart(sl.start, p.Start), p.Time, p.Value
-	return Aggregated
+	return cumulate(t, w, &t.counters, &t.endedCounters, key, p.Start, p.Time, delta, gr, counterPoint{p})
+}
+
+// counterPoint is a counter's point in the flow of cumulate.
+type counterPoint struct{ p Number }
+
+func (counterPoint) accept(*Group) Reason { return Aggregated }
+func (c counterPoint) whole(t *Table, w *store.Writer, g *Group) Reason {
+	return g.addCounter(w, c.p.Value, t.now)
+}
+func (c counterPoint) slot(g *Group) counterSlot {
+	return counterSlot{start: c.p.Start, ts: c.p.Time, value: c.p.Value, g: g}
+}
+func (c counterPoint) since(t *Table, w *store.Writer, sl *counterSlot, o order) Reason {
+	return sl.g.addCounter(w, counterIncrement(o, sl.value, c.p.Value), t.now)
+}
+func (c counterPoint) ends(sl *counterSlot, o order) bool { return o == newRun || c.p.Value < sl.value }
+func (counterPoint) ended(sl *counterSlot) counterSlot    { return *sl }
+func (c counterPoint) advance(sl *counterSlot) {
+	sl.start, sl.ts, sl.value = runStart(sl.start, c.p.Start), c.p.Time, c.p.Value
 }
 
 // runStart keeps a known start when a point does not say its own.
@@ -223,56 +205,39 @@ func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Gr
 	if !finite(p.Sum) || p.Start > p.Time {
 		return Invalid
 	}
-	t.saw(p.Time)
-	if delta {
-		g, r := t.delta(key, p.Time, gr)
-		if r != Aggregated {
-			return r
-		}
-		if !sameBounds(g.bounds, p.Bounds) {
-			return BoundsMismatch
-		}
-		return t.add(g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now))
-	}
-	sl := t.hists.get(key)
-	if sl == nil {
-		g, r := t.source(gr)
-		if r != Aggregated {
-			return r
-		}
-		if !sameBounds(g.bounds, p.Bounds) {
-			t.forget(g)
-			return BoundsMismatch
-		}
-		t.hists.add(key, histSlot{start: p.Start, ts: p.Time, sum: p.Sum, count: p.Count, cum: append([]uint64(nil), p.Cumulative...), g: g})
-		if !t.counts(p.Time) {
-			return Aggregated
-		}
-		return t.add(g.addHistogram(w, p.Count, p.Sum, p.Cumulative, t.now))
-	}
-	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
-	if o == stale {
-		return OutOfOrder
-	}
-	if !groupOf(&sl.g, gr) {
-		return GroupRefused
-	}
-	if !sameBounds(sl.g.bounds, p.Bounds) {
+	return cumulate(t, w, &t.hists, &t.endedHists, key, p.Start, p.Time, delta, gr, histPoint{p})
+}
+
+// histPoint is a classic histogram's point in the flow of cumulate: its
+// group must have its bounds.
+type histPoint struct{ p Hist }
+
+func (h histPoint) accept(g *Group) Reason {
+	if !sameBounds(g.bounds, h.p.Bounds) {
 		return BoundsMismatch
 	}
-	if t.counts(sl.ts) {
-		if r := t.add(t.histIncrement(w, sl, o, p)); r != Aggregated {
-			return r
-		}
-	}
-	if histogramReset(o, sl.count, sl.cum, p.Count, p.Cumulative) {
-		ended := *sl
-		ended.cum = slices.Clone(sl.cum)
-		t.endedHists = stash(t.endedHists, key, ended)
-	}
-	sl.start, sl.ts, sl.sum, sl.count = runStart(sl.start, p.Start), p.Time, p.Sum, p.Count
-	sl.cum = append(sl.cum[:0], p.Cumulative...)
 	return Aggregated
+}
+func (h histPoint) whole(t *Table, w *store.Writer, g *Group) Reason {
+	return g.addHistogram(w, h.p.Count, h.p.Sum, h.p.Cumulative, t.now)
+}
+func (h histPoint) slot(g *Group) histSlot {
+	return histSlot{start: h.p.Start, ts: h.p.Time, sum: h.p.Sum, count: h.p.Count, cum: append([]uint64(nil), h.p.Cumulative...), g: g}
+}
+func (h histPoint) since(t *Table, w *store.Writer, sl *histSlot, o order) Reason {
+	return t.histIncrement(w, sl, o, h.p)
+}
+func (h histPoint) ends(sl *histSlot, o order) bool {
+	return histogramReset(o, sl.count, sl.cum, h.p.Count, h.p.Cumulative)
+}
+func (histPoint) ended(sl *histSlot) histSlot {
+	ended := *sl
+	ended.cum = slices.Clone(sl.cum)
+	return ended
+}
+func (h histPoint) advance(sl *histSlot) {
+	sl.start, sl.ts, sl.sum, sl.count = runStart(sl.start, h.p.Start), h.p.Time, h.p.Sum, h.p.Count
+	sl.cum = append(sl.cum[:0], h.p.Cumulative...)
 }
 
 // histIncrement adds what a histogram source gained since its latest point.
@@ -311,47 +276,32 @@ func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Gro
 	if p.Start > p.Time || !finite(p.H.Sum) || p.H.Validate() != nil {
 		return Invalid
 	}
-	t.saw(p.Time)
-	if delta {
-		g, r := t.delta(key, p.Time, gr)
-		if r != Aggregated {
-			return r
-		}
-		return t.add(g.addNative(w, p.H, t.now))
+	return cumulate(t, w, &t.natives, &t.endedNatives, key, p.Start, p.Time, delta, gr, nativePoint{p})
+}
+
+// nativePoint is an exponential histogram's point in the flow of cumulate.
+type nativePoint struct{ p Native }
+
+func (nativePoint) accept(*Group) Reason { return Aggregated }
+func (n nativePoint) whole(t *Table, w *store.Writer, g *Group) Reason {
+	return g.addNative(w, n.p.H, t.now)
+}
+func (n nativePoint) slot(g *Group) nativeSlot {
+	return nativeSlot{start: n.p.Start, ts: n.p.Time, last: n.p.H, g: g}
+}
+func (n nativePoint) since(t *Table, w *store.Writer, sl *nativeSlot, o order) Reason {
+	inc, err := nativeIncrement(o, sl.last, n.p.H)
+	if err != nil {
+		return Invalid
 	}
-	sl := t.natives.get(key)
-	if sl == nil {
-		g, r := t.source(gr)
-		if r != Aggregated {
-			return r
-		}
-		t.natives.add(key, nativeSlot{start: p.Start, ts: p.Time, last: p.H, g: g})
-		if !t.counts(p.Time) {
-			return Aggregated
-		}
-		return t.add(g.addNative(w, p.H, t.now))
-	}
-	o := orderOf(sl.start, sl.ts, p.Start, p.Time)
-	if o == stale {
-		return OutOfOrder
-	}
-	if !groupOf(&sl.g, gr) {
-		return GroupRefused
-	}
-	if t.counts(sl.ts) {
-		inc, err := nativeIncrement(o, sl.last, p.H)
-		if err != nil {
-			return Invalid
-		}
-		if r := t.add(sl.g.addNative(w, inc, t.now)); r != Aggregated {
-			return r
-		}
-	}
-	if o == newRun || p.H.DetectReset(sl.last) {
-		t.endedNatives = stash(t.endedNatives, key, *sl)
-	}
-	sl.start, sl.ts, sl.last = runStart(sl.start, p.Start), p.Time, p.H
-	return Aggregated
+	return sl.g.addNative(w, inc, t.now)
+}
+func (n nativePoint) ends(sl *nativeSlot, o order) bool {
+	return o == newRun || n.p.H.DetectReset(sl.last)
+}
+func (nativePoint) ended(sl *nativeSlot) nativeSlot { return *sl }
+func (n nativePoint) advance(sl *nativeSlot) {
+	sl.start, sl.ts, sl.last = runStart(sl.start, n.p.Start), n.p.Time, n.p.H
 }
 
 // nativeIncrement is what h gained since last: all of h when it began a

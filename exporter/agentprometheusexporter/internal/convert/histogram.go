@@ -18,11 +18,8 @@ import (
 // counts; an aligned delta with the same bounds adds to the stored counts.
 func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta bool) {
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
-	if !dp.Flags().NoRecordedValue() && (!bucketsMatchCount(counts, bounds.Len(), dp.Count()) || delta && dp.StartTimestamp() == 0) {
-		w.skip(Invalid)
-		return
-	}
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
+	valid := bucketsMatchCount(counts, bounds.Len(), dp.Count()) && !(delta && dp.StartTimestamp() == 0)
+	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}

@@ -149,13 +149,17 @@ func (w *worker) skip(r Reason) {
 	w.stats.drop(r, 1)
 }
 
-// point is what the typed handlers share: resolve labels, honour
-// NoRecordedValue, find the series and reject out-of-order points — for a
-// delta also one as old as the stored point, which was counted already (a
-// retried batch). It returns the series to write, or nil, and whether the
-// series existed before this point (a delta can only accumulate onto one
-// that did).
-func (w *worker) point(f *store.Family, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp, delta bool) (s *store.Series, existed bool) {
+// point is what the typed handlers share: drop a point with a value that
+// is not valid (its handler says), resolve labels, honour NoRecordedValue,
+// find the series and reject out-of-order points — for a delta also one as
+// old as the stored point, which was counted already (a retried batch). It
+// returns the series to write, or nil, and whether the series existed
+// before this point (a delta can only accumulate onto one that did).
+func (w *worker) point(f *store.Family, valid bool, attrs pcommon.Map, flags pmetric.DataPointFlags, ts pcommon.Timestamp, delta bool) (s *store.Series, existed bool) {
+	if !valid && !flags.NoRecordedValue() {
+		w.skip(Invalid)
+		return nil, false
+	}
 	if !w.labels(f, attrs) {
 		w.skip(InvalidName)
 		return nil, false
@@ -209,11 +213,8 @@ func numberValue(dp pmetric.NumberDataPoint) float64 {
 // cumulative value, any other delta starts it again.
 func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
 	v := numberValue(dp)
-	if !dp.Flags().NoRecordedValue() && !validNumber(f.Kind == prommodel.KindCounter, v, delta, dp.StartTimestamp()) {
-		w.skip(Invalid)
-		return
-	}
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
+	valid := validNumber(f.Kind == prommodel.KindCounter, v, delta, dp.StartTimestamp())
+	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}
@@ -242,7 +243,7 @@ func validNumber(counter bool, v float64, delta bool, start pcommon.Timestamp) b
 }
 
 func (w *worker) summary(f *store.Family, dp pmetric.SummaryDataPoint) {
-	s, _ := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), false)
+	s, _ := w.point(f, true, dp.Attributes(), dp.Flags(), dp.Timestamp(), false)
 	if s == nil {
 		return
 	}

@@ -23,11 +23,8 @@ const (
 // native stores an exponential histogram as a native histogram. An aligned
 // delta with the same zero threshold is merged at the coarser of the schemas.
 func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoint, delta bool) {
-	if !dp.Flags().NoRecordedValue() && (!validNative(dp) || delta && dp.StartTimestamp() == 0) {
-		w.skip(Invalid)
-		return
-	}
-	s, existed := w.point(f, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
+	valid := validNative(dp) && !(delta && dp.StartTimestamp() == 0)
+	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
 	}

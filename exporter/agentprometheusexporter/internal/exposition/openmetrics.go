@@ -83,13 +83,7 @@ func (openMetrics) series(t *writer, s *store.Snapshot) {
 			t.omFloat(q.Value)
 			t.buf = append(t.buf, '\n')
 		}
-		t.sample(&n.sum)
-		t.omFloat(s.Value)
-		t.buf = append(t.buf, '\n')
-		t.sample(&n.count)
-		t.omUint(s.Count)
-		t.buf = append(t.buf, '\n')
-		t.omCreated(s)
+		t.omSumCount(s)
 	default:
 		t.sample(&n.sample)
 		t.omFloat(s.Value)
@@ -127,10 +121,16 @@ func (t *writer) omHistogram(s *store.Snapshot) {
 		t.omExemplar(&s.Exemplars[ex[len(bounds)]])
 	}
 	t.buf = append(t.buf, '\n')
-	t.sample(&n.sum)
+	t.omSumCount(s)
+}
+
+// omSumCount writes the _sum, _count and _created samples of a histogram
+// or summary.
+func (t *writer) omSumCount(s *store.Snapshot) {
+	t.sample(&t.names.sum)
 	t.omFloat(s.Value)
 	t.buf = append(t.buf, '\n')
-	t.sample(&n.count)
+	t.sample(&t.names.count)
 	t.omUint(s.Count)
 	t.buf = append(t.buf, '\n')
 	t.omCreated(s)
