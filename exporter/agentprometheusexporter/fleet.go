@@ -201,6 +201,10 @@ func (g *gatewayFleet) registerTelemetry(node *fleet.Node) error {
 			}
 			return nil
 		}),
+		g.telemetry.RegisterExporterAgentprometheusFleetClaimsQueuedCallback(func(_ context.Context, o metric.Int64Observer) error {
+			o.Observe(int64(node.Queued()))
+			return nil
+		}),
 		g.telemetry.RegisterExporterAgentprometheusFleetMessagesDroppedCallback(func(_ context.Context, o metric.Int64Observer) error {
 			for d := range stats.Dropped {
 				o.Observe(stats.Dropped[d].Load(), dropOpts[d])

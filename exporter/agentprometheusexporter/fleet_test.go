@@ -135,8 +135,12 @@ func TestAnAgentThatMovesLeavesTheReplicaItLeft(t *testing.T) {
 func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 	keyFile, key := fleetKey(t)
 	gossip := testnet.FreeEndpoint(t)
-	a := startExporter(t, inFleet(keyFile, gossip))
+	tel := componenttest.NewTelemetry()
+	t.Cleanup(func() { require.NoError(t, tel.Shutdown(context.Background())) })
+	a := startExporterWith(t, metadatatest.NewSettings(tel), inFleet(keyFile, gossip))
 	a.consume(agentExport(2*time.Minute, 20, 0, 0))
+	require.Eventually(t, func() bool { return gaugeValue(t, tel, "otelcol_exporter_agentprometheus_fleet_claims_queued") > 0 }, 5*time.Second, time.Millisecond,
+		"a queues its claim for gossip")
 	require.Contains(t, a.scrape(), "requests_total")
 	id := fleet.ID(store.IDOf([]byte("shop/api\xffi-1")))
 
@@ -154,7 +158,8 @@ func TestAForgedClaimCostsAtMostOneExport(t *testing.T) {
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, forger.Stop(time.Second)) })
 		require.Eventually(t, func() bool {
-			return forger.Stats().ClaimsHeard[fleet.NotHeld].Load() >= 1 && a.exp.fleet.member.Load().node.Queued() == 0
+			return forger.Stats().ClaimsHeard[fleet.NotHeld].Load() >= 1 &&
+				gaugeValue(t, tel, "otelcol_exporter_agentprometheus_fleet_claims_queued") == 0
 		}, 10*time.Second, 10*time.Millisecond, "%s learns a's claim, which a sends no more", name)
 		forger.Received(id, int64(ts(point)))
 		return forger

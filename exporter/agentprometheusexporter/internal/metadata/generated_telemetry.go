@@ -37,6 +37,7 @@ type TelemetryBuilder struct {
 	ExporterAgentprometheusDescriptorsCached        metric.Int64ObservableGauge
 	ExporterAgentprometheusFleetClaimsDeferred      metric.Int64ObservableCounter
 	ExporterAgentprometheusFleetClaimsHeard         metric.Int64ObservableCounter
+	ExporterAgentprometheusFleetClaimsQueued        metric.Int64ObservableGauge
 	ExporterAgentprometheusFleetClaimsSent          metric.Int64ObservableCounter
 	ExporterAgentprometheusFleetMembers             metric.Int64ObservableGauge
 	ExporterAgentprometheusFleetMessagesDropped     metric.Int64ObservableCounter
@@ -196,6 +197,21 @@ func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsHeard
 	return nil
 }
 
+// RegisterExporterAgentprometheusFleetClaimsQueuedCallback sets callback for observable ExporterAgentprometheusFleetClaimsQueued metric.
+func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsQueuedCallback(cb metric.Int64Callback) error {
+	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		cb(ctx, &observerInt64{inst: builder.ExporterAgentprometheusFleetClaimsQueued, obs: o})
+		return nil
+	}, builder.ExporterAgentprometheusFleetClaimsQueued)
+	if err != nil {
+		return err
+	}
+	builder.mu.Lock()
+	defer builder.mu.Unlock()
+	builder.registrations = append(builder.registrations, reg)
+	return nil
+}
+
 // RegisterExporterAgentprometheusFleetClaimsSentCallback sets callback for observable ExporterAgentprometheusFleetClaimsSent metric.
 func (builder *TelemetryBuilder) RegisterExporterAgentprometheusFleetClaimsSentCallback(cb metric.Int64Callback) error {
 	reg, err := builder.meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -335,6 +351,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	builder.ExporterAgentprometheusFleetClaimsHeard, err = builder.meter.Int64ObservableCounter(
 		"otelcol_exporter_agentprometheus_fleet_claims_heard",
 		metric.WithDescription("Claims of resources heard from other gateways of the fleet, by what they led to (outcome departed, kept_newer, not_held, stale, own). [Development]"),
+		metric.WithUnit("{claim}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterAgentprometheusFleetClaimsQueued, err = builder.meter.Int64ObservableGauge(
+		"otelcol_exporter_agentprometheus_fleet_claims_queued",
+		metric.WithDescription("Claims waiting in the fleet's broadcast queue for their remaining gossip transmits (a backlog that stays up means gossip cannot keep up with agents' moves). [Development]"),
 		metric.WithUnit("{claim}"),
 	)
 	errs = errors.Join(errs, err)

@@ -159,6 +159,20 @@ func AssertEqualExporterAgentprometheusFleetClaimsHeard(t *testing.T, tt *compon
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
 
+func AssertEqualExporterAgentprometheusFleetClaimsQueued(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_agentprometheus_fleet_claims_queued",
+		Description: "Claims waiting in the fleet's broadcast queue for their remaining gossip transmits (a backlog that stays up means gossip cannot keep up with agents' moves). [Development]",
+		Unit:        "{claim}",
+		Data: metricdata.Gauge[int64]{
+			DataPoints: dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_agentprometheus_fleet_claims_queued")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualExporterAgentprometheusFleetClaimsSent(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_exporter_agentprometheus_fleet_claims_sent",
