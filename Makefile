@@ -212,6 +212,7 @@ $(PROMTOOL_K8S):
 ## reliability: a 60 s churn soak (agents join and leave, series expire; heap, goroutines and
 ## series must plateau) and the lifecycle faults (SIGTERM mid-scrape and mid-ingestion, restart
 ## on the same ports, config reload by SIGHUP and by restart) against the built distro.
+## Also memory without scrapes: 100k series expire unscraped and 100k new ones reuse their memory.
 ## -p 1: the soak's memory figures and the shutdown bounds must not share the CPUs with each other.
 reliability: $(DISTRO)
 	STATSGATE_BINARY=$(CURDIR)/$(DISTRO) $(GO) test -count=1 -v -p 1 ./test/soak ./test/lifecycle
