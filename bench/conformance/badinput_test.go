@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 )
 
@@ -388,6 +389,21 @@ var badInputCases = []testCase{
 		// Contrib writes them as cumulative values.
 		differences: differences(emptyLabelsLeftOut,
 			onlyContrib("a delta without a start time", labelIs("nostart_total", "point", "bad"), labelIs("nostart_hist", "point", "bad"))),
+	},
+	{
+		readme: "a point whose time or start time is past the year 2262 (beyond int64 nanoseconds)",
+		name:   "bad_input_time_past_int64",
+		build: single(func(sm pmetric.ScopeMetrics) {
+			g := gauge(sm, "far.future", "", "A time past 2262.")
+			intPoint(g, 1, map[string]any{"point": "bad"}).SetTimestamp(pcommon.Timestamp(uint64(math.MaxInt64) + 1e9))
+			intPoint(g, 2, map[string]any{"point": "good"})
+			c := sum(sm, "far.start", "", "A start time past 2262.", true, pmetric.AggregationTemporalityCumulative)
+			intPoint(c, 3, map[string]any{"point": "bad"}).SetStartTimestamp(pcommon.Timestamp(uint64(math.MaxInt64) + 1e9))
+			intPoint(c, 4, map[string]any{"point": "good"})
+		}),
+		// Contrib serves them.
+		differences: differences(emptyLabelsLeftOut,
+			onlyContrib("a point whose time or start time is past the year 2262 (beyond int64 nanoseconds)", labelIs("far_future", "point", "bad"), labelIs("far_start_total", "point", "bad"))),
 	},
 	{
 		readme: "unspecified temporality, a non-monotonic delta sum",

@@ -126,6 +126,10 @@ func (t *Table) counts(ts int64) bool { return t.counting() && ts > t.rebaseAt }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
+// badTimes reports a start after its time, or a time that is negative: an
+// OTLP time past 2262 does not fit int64 nanoseconds and wraps.
+func badTimes(start, ts int64) bool { return start < 0 || start > ts }
+
 // saw records the time of a point.
 func (t *Table) saw(ts int64) { t.newest = max(t.newest, ts) }
 
@@ -167,7 +171,7 @@ func groupOf(g **Group, gr Grouper) bool {
 // Counter aggregates a monotonic sum point. Call with the table locked and
 // the metric's family open in w.
 func (t *Table) Counter(w *store.Writer, key uint64, p Number, delta bool, gr Grouper) Reason {
-	if !finite(p.Value) || p.Value < 0 || p.Start > p.Time {
+	if !finite(p.Value) || p.Value < 0 || badTimes(p.Start, p.Time) {
 		return Invalid
 	}
 	return cumulate(t, w, &t.counters, &t.endedCounters, key, p.Start, p.Time, delta, gr, counterPoint{p})
@@ -202,7 +206,7 @@ func runStart(known, start int64) int64 {
 
 // Histogram aggregates a classic histogram point. Call as Counter.
 func (t *Table) Histogram(w *store.Writer, key uint64, p Hist, delta bool, gr Grouper) Reason {
-	if !finite(p.Sum) || p.Start > p.Time {
+	if !finite(p.Sum) || badTimes(p.Start, p.Time) {
 		return Invalid
 	}
 	return cumulate(t, w, &t.hists, &t.endedHists, key, p.Start, p.Time, delta, gr, histPoint{p})
@@ -273,7 +277,7 @@ func sameBounds(group, point *store.Bounds) bool {
 
 // Native aggregates an exponential histogram point. Call as Counter.
 func (t *Table) Native(w *store.Writer, key uint64, p Native, delta bool, gr Grouper) Reason {
-	if p.Start > p.Time || !finite(p.H.Sum) || p.H.Validate() != nil {
+	if badTimes(p.Start, p.Time) || !finite(p.H.Sum) || p.H.Validate() != nil {
 		return Invalid
 	}
 	return cumulate(t, w, &t.natives, &t.endedNatives, key, p.Start, p.Time, delta, gr, nativePoint{p})
@@ -316,7 +320,7 @@ func nativeIncrement(o order, last, h *histogram.FloatHistogram) (*histogram.Flo
 
 // Gauge aggregates a gauge point: its group holds each member's latest.
 func (t *Table) Gauge(w *store.Writer, key uint64, p Number, gr Grouper) Reason {
-	if !finite(p.Value) {
+	if !finite(p.Value) || p.Time < 0 {
 		return Invalid
 	}
 	t.saw(p.Time)

@@ -18,7 +18,7 @@ import (
 // counts; an aligned delta with the same bounds adds to the stored counts.
 func (w *worker) histogram(f *store.Family, dp pmetric.HistogramDataPoint, delta bool) {
 	bounds, counts := dp.ExplicitBounds(), dp.BucketCounts()
-	valid := bucketsMatchCount(counts, bounds.Len(), dp.Count()) && !(delta && dp.StartTimestamp() == 0)
+	valid := bucketsMatchCount(counts, bounds.Len(), dp.Count()) && !(delta && dp.StartTimestamp() == 0) && timesFit(dp.StartTimestamp(), dp.Timestamp())
 	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
@@ -212,7 +212,11 @@ func (w *worker) exemplars(dst []store.Exemplar, src pmetric.ExemplarSlice) []st
 			values = appendHexValue(values, trace[:])
 		}
 		labels := store.NewLabelSet(store.ExemplarNames(!span.IsEmpty(), !trace.IsEmpty()), values)
-		dst = append(dst, store.Exemplar{Labels: labels, Value: v, Timestamp: int64(e.Timestamp())})
+		ts := int64(e.Timestamp())
+		if ts < 0 { // past 2262: unknown rather than wrapped
+			ts = 0
+		}
+		dst = append(dst, store.Exemplar{Labels: labels, Value: v, Timestamp: ts})
 	}
 	return dst
 }

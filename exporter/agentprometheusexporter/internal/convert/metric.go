@@ -1,6 +1,8 @@
 package convert // import "github.com/statsgate/statsgate/exporter/agentprometheusexporter/internal/convert"
 
 import (
+	"math"
+
 	"github.com/prometheus/otlptranslator"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -213,7 +215,7 @@ func numberValue(dp pmetric.NumberDataPoint) float64 {
 // cumulative value, any other delta starts it again.
 func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool) {
 	v := numberValue(dp)
-	valid := validNumber(f.Kind == prommodel.KindCounter, v, delta, dp.StartTimestamp())
+	valid := validNumber(f.Kind == prommodel.KindCounter, v, delta, dp.StartTimestamp()) && timesFit(dp.StartTimestamp(), dp.Timestamp())
 	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
@@ -235,6 +237,10 @@ func (w *worker) number(f *store.Family, dp pmetric.NumberDataPoint, delta bool)
 // and never decreases: a negative or NaN value, or delta, is not one
 // (OpenMetrics forbids both). A delta without a start time cannot be placed
 // after the previous point: whether to add or start again is a guess.
+// timesFit reports whether a point's times fit the store's int64
+// nanoseconds: an OTLP time past 2262 would wrap negative.
+func timesFit(start, ts pcommon.Timestamp) bool { return start <= math.MaxInt64 && ts <= math.MaxInt64 }
+
 func validNumber(counter bool, v float64, delta bool, start pcommon.Timestamp) bool {
 	if counter && !(v >= 0) {
 		return false
@@ -243,7 +249,7 @@ func validNumber(counter bool, v float64, delta bool, start pcommon.Timestamp) b
 }
 
 func (w *worker) summary(f *store.Family, dp pmetric.SummaryDataPoint) {
-	s, _ := w.point(f, true, dp.Attributes(), dp.Flags(), dp.Timestamp(), false)
+	s, _ := w.point(f, timesFit(dp.StartTimestamp(), dp.Timestamp()), dp.Attributes(), dp.Flags(), dp.Timestamp(), false)
 	if s == nil {
 		return
 	}

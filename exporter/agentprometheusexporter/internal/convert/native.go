@@ -23,7 +23,7 @@ const (
 // native stores an exponential histogram as a native histogram. An aligned
 // delta with the same zero threshold is merged at the coarser of the schemas.
 func (w *worker) native(f *store.Family, dp pmetric.ExponentialHistogramDataPoint, delta bool) {
-	valid := validNative(dp) && !(delta && dp.StartTimestamp() == 0)
+	valid := validNative(dp) && !(delta && dp.StartTimestamp() == 0) && timesFit(dp.StartTimestamp(), dp.Timestamp())
 	s, existed := w.point(f, valid, dp.Attributes(), dp.Flags(), dp.Timestamp(), delta)
 	if s == nil {
 		return
