@@ -195,7 +195,7 @@ func parseProtobuf(format expfmt.Format) func(string) (*exposition, error) {
 		for {
 			mf := &dto.MetricFamily{}
 			err := dec.Decode(mf)
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

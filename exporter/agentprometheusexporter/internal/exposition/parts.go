@@ -90,6 +90,11 @@ type partRun struct {
 	scheme model.EscapingScheme
 	format format
 	parts  Parts
+	// direct says that parts go straight to w as they are formatted, when
+	// no family waits for its length (plainCodec with one worker), through
+	// directEnc.
+	direct    bool
+	directEnc directPart
 
 	workers sync.WaitGroup // the workers but the scrape's goroutine
 	mu      sync.Mutex
@@ -127,11 +132,13 @@ func writeParts(w io.Writer, st *store.Store, opts Options, scheme model.Escapin
 	if cap(ready) < 2*workers {
 		ready = make([]*part, 2*workers)
 	}
+	_, plain := parts.Codec.(plainCodec)
 	*r = partRun{
-		w: w, opts: opts, scheme: scheme, format: f, parts: parts,
+		w: w, opts: opts, scheme: scheme, format: f, parts: parts, direct: plain && workers == 1,
 		infos: st.TargetInfos(), fams: st.Families(), header: true,
 		ready: ready[:2*workers], held: held[:0],
 	}
+	r.directEnc.w = w
 	r.room.L = &r.mu
 	for range workers - 1 {
 		r.workers.Go(r.work)
@@ -157,13 +164,17 @@ func (r *partRun) release() {
 		}
 	}
 	clear(r.held)
-	r.w, r.format, r.parts, r.infos, r.fams, r.open = nil, nil, Parts{}, nil, nil, nil
+	r.w, r.format, r.parts, r.infos, r.fams, r.open, r.directEnc.w = nil, nil, Parts{}, nil, nil, nil, nil
 	runPool.Put(r)
 }
 
 // work takes, formats and emits parts until there are none left.
 func (r *partRun) work() {
-	t := newWriter(partWriterPool, nil, r.opts, r.scheme, r.format)
+	pool := partWriterPool
+	if r.direct {
+		pool = writerPool
+	}
+	t := newWriter(pool, nil, r.opts, r.scheme, r.format)
 	defer t.release()
 	for {
 		r.mu.Lock()
@@ -176,7 +187,13 @@ func (r *partRun) work() {
 		}
 		p := r.take(&t.scratch)
 		r.mu.Unlock()
-		p.enc = r.parts.Codec.Part()
+		if r.direct && r.open == nil {
+			// One worker emits every part before it takes the next: with
+			// no family open, nothing written earlier waits.
+			p.enc = &r.directEnc
+		} else {
+			p.enc = r.parts.Codec.Part()
+		}
 		t.formatPart(p, r.parts.Codec)
 		r.complete(p, t)
 		// A worker never waits while parts are left, so it would keep its

@@ -5,11 +5,8 @@ import (
 	"sync"
 )
 
-// plainPartLines is the size of a part of a scrape written as it is: its
-// bytes are written out a part at a time, and large writes keep syscalls
-// and compressor calls few per scrape (the writers' flush size, 1 MiB, was
-// chosen by measurement: BENCHMARKS.md, "Design measurements"); at the
-// bench workload's shape a part of this many lines is about that size.
+// plainPartLines is the size of a part of a scrape that is not split: its
+// series are copied out of the store a part at a time.
 const plainPartLines = 8192
 
 // plainParts is how a scrape that is not split is written: the walk over
@@ -17,10 +14,15 @@ const plainPartLines = 8192
 var plainParts = Parts{Codec: plainCodec{}, Workers: 1, PartLines: plainPartLines}
 
 // plainCodec writes the parts as they are: the codec of a scrape that is
-// not split (Request.Parts unset).
+// not split (Request.Parts unset). With one worker, each part is emitted
+// as soon as it is formatted, so a part goes straight to the scrape's
+// writer (directPart, through a writer that flushes at flushAt), as a
+// sequential writer would write it; only what must wait is kept in a
+// plainPart: a delimited protobuf family cut across parts, whose length
+// goes first (partRun.emit).
 type plainCodec struct{}
 
-// plainPart is the bytes of one part.
+// plainPart is the bytes of a part that waits.
 type plainPart struct{ b []byte }
 
 var plainPartPool = sync.Pool{New: func() any { return new(plainPart) }}
@@ -32,12 +34,21 @@ func (p *plainPart) Write(b []byte) (int, error) {
 
 func (*plainPart) Close() error { return nil }
 
+// directPart is a part written straight to the scrape's writer.
+type directPart struct{ w io.Writer }
+
+func (d *directPart) Write(b []byte) (int, error) { return d.w.Write(b) }
+func (*directPart) Close() error                  { return nil }
+
 func (plainCodec) Begin(io.Writer) error { return nil }
 func (plainCodec) End(io.Writer) error   { return nil }
 func (plainCodec) Part() io.WriteCloser  { return plainPartPool.Get().(*plainPart) }
 
 func (plainCodec) Emit(w io.Writer, enc io.WriteCloser) error {
-	p := enc.(*plainPart)
+	p, ok := enc.(*plainPart)
+	if !ok {
+		return nil // a *directPart: written already
+	}
 	_, err := w.Write(p.b)
 	if cap(p.b) <= keepBuffer {
 		p.b = p.b[:0]

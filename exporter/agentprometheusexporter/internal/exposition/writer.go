@@ -27,16 +27,24 @@ type Options struct {
 // targetInfoHelp is the HELP text of target_info.
 const targetInfoHelp = "Target metadata"
 
-// partFlushAt is how full a worker's buffer gets before it is written to
-// its part's encoder: a part goes to a compressor or a part's buffer, not a
-// socket, and deflate takes its input a block at a time, so a larger buffer
-// is only memory held per worker (BenchmarkCompressedScrape, mode=gzip-parts).
+// flushAt is how full the buffer of a scrape that is not split gets before
+// it is written out: large writes keep syscalls and compressor calls few
+// per scrape (BENCHMARKS.md, "Design measurements").
+const flushAt = 1 << 20
+
+// partFlushAt is flushAt for the workers of a scrape by parts: their
+// output goes to a part's compressor, not a socket, and deflate takes its
+// input a block at a time, so a larger buffer is only memory held per
+// worker (BenchmarkCompressedScrape, mode=gzip-parts).
 const partFlushAt = 64 << 10
 
-// partWriterPool recycles the writers and their buffers: a scrape of a
-// large store writes hundreds of MB, and fresh buffers per scrape would be
-// garbage.
-var partWriterPool = newWriterPool(partFlushAt)
+// writerPool and partWriterPool recycle the writers and their buffers: a
+// scrape of a large store writes hundreds of MB, and fresh buffers per
+// scrape would be garbage.
+var (
+	writerPool     = newWriterPool(flushAt)
+	partWriterPool = newWriterPool(partFlushAt)
+)
 
 // newWriterPool is a pool of writers that flush at flush; a writer goes
 // back to the pool it came from.
@@ -101,7 +109,7 @@ type writer struct {
 	// hold keeps the buffer from being written out: a sized format's family
 	// is not whole yet.
 	hold bool
-	// flushAt is that of pool, the writer's own.
+	// flushAt is flushAt or partFlushAt, that of pool, the writer's own.
 	flushAt int
 	pool    *sync.Pool
 	out     int // bytes written out of buf since the writer was given w
