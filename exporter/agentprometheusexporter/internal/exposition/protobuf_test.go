@@ -190,14 +190,17 @@ func TestWriteProtobufOfAnEmptyStoreIsEmpty(t *testing.T) {
 }
 
 func TestWriteProtobufSplitsOnlyBetweenFamilies(t *testing.T) {
-	// Families cut across parts go out whole, each once.
+	// Families cut across parts go out whole, each once: parts of 100
+	// lines, as a scrape that is not split writes them (plainCodec, one
+	// worker).
 	ts := newTestStore(t)
 	value := string(bytes.Repeat([]byte("x"), 1000))
-	for i := range 3 * plainPartLines {
+	for i := range 3000 {
 		ts.add(fmt.Sprint("f", i%3), prommodel.KindGauge, fmt.Sprintf(`i="%d",v="%s"`, i, value), func(s *store.Series) { s.Value = float64(i) })
 	}
 	var w countingWriter
-	require.NoError(t, Write(&w, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping}))
+	require.NoError(t, Write(&w, ts.st, Request{Format: Protobuf, Options: Options{TargetInfoName: "target_info"}, Escaping: model.NoEscaping,
+		Parts: Parts{Codec: plainCodec{}, Workers: 1, PartLines: 100}}))
 	assert.Greater(t, w.writes, 1)
 	requireSameAsEncoded(t, ts.st, Options{TargetInfoName: "target_info"}, model.NoEscaping)
 }
