@@ -350,7 +350,9 @@ func sampleTimestamp(ts pcommon.Timestamp) *int64 {
 // addCreated notes the start time that protobuf carries for counters,
 // histograms and summaries that have one.
 func (r *referenceModel) addCreated(family string, labels map[string]string, start pcommon.Timestamp) {
-	if start != 0 {
+	// README (Formats, _created): a start time before one second after the
+	// epoch means unknown.
+	if start >= 1e9 {
 		r.want.created[sampleKey(family, labels)] = exposedSample{name: family, labels: labels, value: formatSampleValue(float64(uint64(start)) / 1e9)}
 	}
 }
