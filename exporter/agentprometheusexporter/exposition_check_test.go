@@ -46,13 +46,22 @@ func decodeExposition(body []byte, contentType string) (map[string]*dto.MetricFa
 		}
 		body = text
 	}
-	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
+	families, err := decodeFamilies(expfmt.NewDecoder(bytes.NewReader(body), format))
+	if err != nil {
+		return nil, err
+	}
+	return families, storetest.CheckFamilies(families)
+}
+
+// decodeFamilies reads every family dec decodes, refusing a family written
+// twice.
+func decodeFamilies(dec expfmt.Decoder) (map[string]*dto.MetricFamily, error) {
 	families := map[string]*dto.MetricFamily{}
 	for {
 		mf := &dto.MetricFamily{}
 		err := dec.Decode(mf)
 		if errors.Is(err, io.EOF) {
-			break
+			return families, nil
 		}
 		if err != nil {
 			return nil, err
@@ -62,7 +71,6 @@ func decodeExposition(body []byte, contentType string) (map[string]*dto.MetricFa
 		}
 		families[mf.GetName()] = mf
 	}
-	return families, storetest.CheckFamilies(families)
 }
 
 // openMetricsAsText checks an OpenMetrics 1.0 body's own syntax (the final

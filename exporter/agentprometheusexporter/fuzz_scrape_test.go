@@ -332,21 +332,9 @@ func parseExposition(body []byte, contentType string, utf8Names bool) (*exposed,
 			return nil, err
 		}
 	case expfmt.TypeProtoDelim:
-		families = map[string]*dto.MetricFamily{}
-		dec := expfmt.NewDecoder(bytes.NewReader(body), format)
-		for {
-			mf := &dto.MetricFamily{}
-			err := dec.Decode(mf)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			if _, dup := families[mf.GetName()]; dup {
-				return nil, fmt.Errorf("family %q is written twice", mf.GetName())
-			}
-			families[mf.GetName()] = mf
+		var err error
+		if families, err = decodeFamilies(expfmt.NewDecoder(bytes.NewReader(body), format)); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("unexpected Content-Type %q", contentType)
