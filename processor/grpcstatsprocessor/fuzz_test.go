@@ -156,29 +156,12 @@ func countPoints(tb testing.TB, cfg *Config, md pmetric.Metrics) (recognised, pa
 					recognisedBy = recognisedBy || s.Recognize(sm.Scope(), m) != nil
 				}
 				if recognisedBy {
-					recognised += pointsOf(m)
+					recognised += pointCount(m)
 				} else {
-					passed += pointsOf(m)
+					passed += pointCount(m)
 				}
 			}
 		}
 	}
 	return recognised, passed
-}
-
-// pointsOf is the number of points of m.
-func pointsOf(m pmetric.Metric) int {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints().Len()
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints().Len()
-	case pmetric.MetricTypeHistogram:
-		return m.Histogram().DataPoints().Len()
-	case pmetric.MetricTypeExponentialHistogram:
-		return m.ExponentialHistogram().DataPoints().Len()
-	case pmetric.MetricTypeSummary:
-		return m.Summary().DataPoints().Len()
-	}
-	return 0
 }
