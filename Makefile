@@ -427,9 +427,9 @@ container-tools:
 FUZZEXECS    ?= 1000000
 FUZZEXECS_CI ?= 100000
 # Targets whose every input runs a whole scenario (FuzzFleet: a simulated fleet of three
-# aggregating gateways, ~1 ms an input) get a tenth of the budget: 10,000 inputs in make test,
-# ~7 s, where the full budget would take four minutes.
-FUZZ_WHOLE_RUNS := FuzzFleet
+# aggregating gateways, ~1 ms an input; FuzzIngestScrape: four exporters scraped over HTTP in
+# every format, ~14 ms a valid input) get a tenth of the budget: 10,000 inputs in make test.
+FUZZ_WHOLE_RUNS := FuzzFleet|FuzzIngestScrape
 
 ## fuzz: run every fuzz target of the main module for $(FUZZEXECS) inputs, one after the other; the
 ## targets are found by go test -list, so a new or moved one cannot be left out (their seed corpora

@@ -464,6 +464,9 @@ func (r *referenceModel) exponential(family string, dp pmetric.ExponentialHistog
 	}{{dp.Positive(), &native.positive}, {dp.Negative(), &native.negative}} {
 		*side.out = map[int64]float64{}
 		counts := side.b.BucketCounts().AsRaw()
+		if len(counts) > 0 && int64(side.b.Offset())+int64(len(counts))-1 > math.MaxInt32 {
+			return // bucket indexes past int32, as OTLP numbers them: dropped as invalid
+		}
 		for i, c := range counts {
 			// OTLP bucket i is (base^i, base^(i+1)]; at the native schema
 			// it is within bucket i>>down, which Prometheus numbers one up.
